@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -37,6 +38,9 @@ type earlierTally struct {
 	n, earlier, blocks, first int
 	// part sums each one's share of its blocks asked earlier.
 	part float64
+	// at counts them by the session (from 1) of their earliest block
+	// asked earlier.
+	at map[int]int
 }
 
 func (e earlierTally) share() float64 {
@@ -49,10 +53,38 @@ func (e earlierTally) share() float64 {
 func (e *earlierTally) plus(o earlierTally) {
 	e.n, e.earlier, e.blocks, e.first = e.n+o.n, e.earlier+o.earlier, e.blocks+o.blocks, e.first+o.first
 	e.part += o.part
+	for k, v := range o.at {
+		e.count(k, v)
+	}
+}
+
+func (e *earlierTally) count(session, n int) {
+	if e.at == nil {
+		e.at = map[int]int{}
+	}
+	e.at[session] += n
+}
+
+// firstShare is the share of those with a block asked earlier whose
+// earliest such block was asked in the first session.
+func (e earlierTally) firstShare() float64 {
+	if e.earlier == 0 {
+		return math.NaN()
+	}
+	return float64(e.first) / float64(e.earlier)
+}
+
+// perChain is the blocks asked earlier per one with such a block.
+func (e earlierTally) perChain() float64 {
+	return float64(e.blocks) / max(1, float64(e.earlier))
 }
 
 func (e earlierTally) String() string {
-	return fmt.Sprintf("%d of %d (%.2f; %d blocks, a share %.2f of theirs; %d first in session 1)", e.earlier, e.n, e.share(), e.blocks, e.part/max(1, float64(e.n)), e.first)
+	var by []string
+	for _, k := range slices.Sorted(maps.Keys(e.at)) {
+		by = append(by, fmt.Sprintf("%d: %d", k, e.at[k]))
+	}
+	return fmt.Sprintf("%d of %d (%.2f; %d blocks, %.2f each, a share %.2f of theirs; %d first in session 1; by session %s)", e.earlier, e.n, e.share(), e.blocks, e.perChain(), e.part/max(1, float64(e.n)), e.first, strings.Join(by, ", "))
 }
 
 // add counts one script or chain by the blocks of the met session that
@@ -78,6 +110,9 @@ func (e *earlierTally) add(hs []chainhash.Hash, past []map[chainhash.Hash]bool) 
 	}
 	if earliest == 0 {
 		e.first++
+	}
+	if earliest >= 0 {
+		e.count(earliest+1, 1)
 	}
 }
 
@@ -155,12 +190,15 @@ func tallySide(kinds *blockKinds, side map[string]bool, group map[string]uint64,
 // a block asked in it, whether one of its blocks was asked (by any
 // relay) in an earlier session. It fails where the shares of watched
 // scripts and of covers with such a block differ by more than
-// maxEarlierGap, pooled over the clients. It logs too the blocks so
-// asked per script and the share whose earliest one was asked in the
-// client's first session, which it does not assert: a known limit
-// (privacy/README.md): the wallet's chains have their first such block
-// always in the first session, a cover's in any session that explored,
-// and more of their blocks asked earlier (1.30 a chain against 1.10).
+// maxEarlierGap, pooled over the clients. It logs too, and does not
+// assert, the blocks so asked per chain and the chains by the session
+// of their earliest such block, pooled and for the clients that met
+// the target at the 3rd session or later: a known limit
+// (privacy/README.md): the wallet's chains have their earliest such
+// block always in the first session, a cover's in any session that
+// explored (ten clients: 30 of 30 against 20 of 30 where the target
+// was met at the 3rd session or later), and more of their blocks asked
+// earlier (1.32 a chain against 1.12).
 // SPVFILTER_XSESSION_CLIENTS runs more clients.
 func TestCoversAcrossSessions(t *testing.T) {
 	f := needCovers(t)
@@ -174,6 +212,10 @@ func TestCoversAcrossSessions(t *testing.T) {
 		wallet[string(it.Script)] = true
 	}
 	var ws, wc, cs, cc earlierTally
+	// wl and cl pool the chains of the clients that met the target
+	// after two or more sessions short: where a chain's earliest block
+	// asked before may come in another session than the first.
+	var wl, cl earlierTally
 	for i := range clients {
 		dir := t.TempDir()
 		var past []map[chainhash.Hash]bool
@@ -212,12 +254,17 @@ func TestCoversAcrossSessions(t *testing.T) {
 			cs.plus(s2)
 			wc.plus(c1)
 			cc.plus(c2)
+			if session >= 3 {
+				wl.plus(c1)
+				cl.plus(c2)
+			}
 		}
 		if !met {
 			t.Fatalf("client %d: the target was not met in %d sessions", i, maxSessionsToTarget)
 		}
 	}
-	t.Logf("%d clients, with a block asked in an earlier session: watched scripts %v, covers %v; the wallet's chains %v, the covers' %v", clients, ws, cs, wc, cc)
+	t.Logf("with a block asked in an earlier session: watched scripts %v, covers %v; the wallet's chains %v, the covers' %v", ws, cs, wc, cc)
+	t.Logf("clients that met the target at the 3rd session or later: the wallet's chains %v, the covers' %v", wl, cl)
 	if ws.n == 0 || cs.n == 0 {
 		t.Fatal("no watched script or no cover asked at the session that met the target")
 	}
@@ -229,6 +276,11 @@ func TestCoversAcrossSessions(t *testing.T) {
 			t.Errorf("a block asked in an earlier session tells covers from the wallet: %.2f of the wallet's %s, %.2f of the covers' (gap %.2f, beyond %g)", r.wallet.share(), r.what, r.cover.share(), gap, maxEarlierGap)
 		}
 	}
+	// Logged, not asserted (a known limit, privacy/README.md): the
+	// session of a chain's earliest block asked before, and the blocks
+	// so asked per chain.
+	t.Logf("earliest block asked before in the first session: the wallet's chains %.2f, the covers' %.2f (clients that met the target at the 3rd session or later: %.2f against %.2f); blocks asked before a chain %.2f against %.2f",
+		wc.firstShare(), cc.firstShare(), wl.firstShare(), cl.firstShare(), wc.perChain(), cc.perChain())
 }
 
 // walletChainsAsked returns the wallet's chains as the blocks asked of
