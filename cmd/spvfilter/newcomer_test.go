@@ -808,3 +808,71 @@ func TestHexCutShort(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressNodeDownloads: every command that syncs headers and
+// downloads blocks from a node shows both on a terminal (here through the
+// app's hook), as scan does: a whole chain is hours, and a command that
+// says nothing for hours looks hung.
+func TestProgressNodeDownloads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	miner := peertest.NewKey("cli-progress-miner")
+	node := peertest.StartBtcd(t, peertest.WithMiningKey(miner))
+	const blocks = 12
+	node.Generate(t, blocks)
+	dir := t.TempDir()
+	watch := miner.Address(node.Params).EncodeAddress()
+	tests := []struct {
+		name string
+		args []string
+		bars map[string]int // the total each bar was drawn to
+	}{
+		{"scan", []string{"scan", "--connect", node.P2PAddr, "--network", "regtest", "--watch", watch},
+			map[string]int{"syncing headers": blocks, "scanning blocks": blocks + 1}},
+		{"privacy universe", []string{"privacy", "universe", "--peer", node.P2PAddr, "--network", "regtest", "--out", filepath.Join(dir, "u.txt")},
+			map[string]int{"syncing headers": blocks, "downloading blocks": blocks + 1}},
+		{"lab", []string{"lab", "--connect", node.P2PAddr, "--network", "regtest", "--probes", "0", "--timing", "0"},
+			map[string]int{"syncing headers": blocks, "downloading blocks": blocks + 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, bars := barApp()
+			if status := a.execute(tt.args); status != exitOK {
+				t.Fatalf("status %d", status)
+			}
+			for what, want := range tt.bars {
+				b := bars[what]
+				if b == nil || b.total != want || b.done != want || !b.finished {
+					t.Errorf("%s: bar %+v, want one of %d done and finished", what, b, want)
+				}
+			}
+		})
+	}
+}
+
+// TestProgressMonteCarlo: a Monte Carlo check of the model, minutes at
+// many trials, spins while it runs (on a terminal; here through the
+// app's hook), and a model without it draws no bar.
+func TestProgressMonteCarlo(t *testing.T) {
+	tests := []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"privacy", "model", "--addresses", "5", "--universe-size", "2000", "--monte-carlo", "2"}, true},
+		{[]string{"privacy", "model", "--addresses", "5", "--universe-size", "2000"}, false},
+	}
+	const what = "Monte Carlo trials"
+	for _, tt := range tests {
+		a, bars := barApp()
+		if status := a.execute(tt.args); status != exitOK {
+			t.Fatalf("%q: status %d", tt.args, status)
+		}
+		b := bars[what]
+		if got := b != nil; got != tt.want {
+			t.Errorf("%q: bar %q drawn %v, want %v", tt.args, what, got, tt.want)
+		} else if b != nil && (b.total != -1 || !b.finished) {
+			t.Errorf("%q: bar %+v, want a spinner (total -1) finished", tt.args, b)
+		}
+	}
+}
