@@ -832,6 +832,8 @@ func TestProgressNodeDownloads(t *testing.T) {
 			map[string]int{"syncing headers": blocks, "scanning blocks": blocks + 1}},
 		{"privacy universe", []string{"privacy", "universe", "--peer", node.P2PAddr, "--network", "regtest", "--out", filepath.Join(dir, "u.txt")},
 			map[string]int{"syncing headers": blocks, "downloading blocks": blocks + 1}},
+		{"peers", []string{"peers", "--connect", node.P2PAddr, "--network", "regtest", "--datadir", dir},
+			map[string]int{"syncing headers": blocks}},
 		{"lab", []string{"lab", "--connect", node.P2PAddr, "--network", "regtest", "--probes", "0", "--timing", "0"},
 			map[string]int{"syncing headers": blocks, "downloading blocks": blocks + 1}},
 	}
