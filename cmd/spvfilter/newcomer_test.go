@@ -878,3 +878,36 @@ func TestProgressMonteCarlo(t *testing.T) {
 		}
 	}
 }
+
+// TestNewcomerJSONShapes: a --labels or --report file holding JSON of
+// another shape (null, an object without the labels' "format") says what
+// it holds and what is wanted, as an array or a string does, not the
+// decoder's comparison of empty fields.
+func TestNewcomerJSONShapes(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	runOK(t, smallSimulation("7", sim)...)
+	labels := filepath.Join(sim, "labels.json")
+	report := filepath.Join(dir, "report.json")
+	if err := os.WriteFile(report, []byte(runOK(t, "privacy", "analyze", "--capture", filepath.Join(sim, "capture.jsonl"), "--universe", filepath.Join(sim, "universe.txt"), "--json")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	null, empty := file("null.json", "null\n"), file("empty.json", "{}\n")
+	const wantReport = "want the JSON of privacy analyze --capture or privacy fetches (with --json)"
+	const wantLabels = "want the labels.json that privacy simulate writes"
+	runRows(t, []contractRow{
+		{name: "a report of null", args: []string{"privacy", "evaluate", "--labels", labels, "--report", null},
+			status: exitBadInput, stderr: []string{"--report " + null + ": not a JSON object; " + wantReport}},
+		{name: "labels of null", args: []string{"privacy", "evaluate", "--labels", null, "--report", report},
+			status: exitBadInput, stderr: []string{"--labels " + null + ": it holds JSON null where an object is wanted; " + wantLabels}, notInErr: []string{`format ""`}},
+		{name: "labels of an empty object", args: []string{"privacy", "evaluate", "--labels", empty, "--report", report},
+			status: exitBadInput, stderr: []string{"--labels " + empty + `: it holds no "format" field, so not the labels of privacy simulate; ` + wantLabels}, notInErr: []string{`format ""`}},
+	})
+}
