@@ -880,7 +880,7 @@ func TestProgressMonteCarlo(t *testing.T) {
 }
 
 // TestNewcomerJSONShapes: a --labels or --report file holding JSON of
-// another shape (null, an object without the labels' "format") says what
+// another shape (null, an empty object) says what
 // it holds and what is wanted, as an array or a string does, not the
 // decoder's comparison of empty fields.
 func TestNewcomerJSONShapes(t *testing.T) {
@@ -908,6 +908,25 @@ func TestNewcomerJSONShapes(t *testing.T) {
 		{name: "labels of null", args: []string{"privacy", "evaluate", "--labels", null, "--report", report},
 			status: exitBadInput, stderr: []string{"--labels " + null + ": it holds JSON null where an object is wanted; " + wantLabels}, notInErr: []string{`format ""`}},
 		{name: "labels of an empty object", args: []string{"privacy", "evaluate", "--labels", empty, "--report", report},
-			status: exitBadInput, stderr: []string{"--labels " + empty + `: it holds no "format" field, so not the labels of privacy simulate; ` + wantLabels}, notInErr: []string{`format ""`}},
+			status: exitBadInput, stderr: []string{"--labels " + empty + ": it holds an empty JSON object; " + wantLabels}, notInErr: []string{`format ""`}},
+	})
+}
+
+// TestNewcomerHashLengths: a txid or hash of the wrong length says the
+// length wanted in the hex digits a user types, whichever flag takes it.
+func TestNewcomerHashLengths(t *testing.T) {
+	const zeros = "0000000000000000000000000000000000000000000000000000000000000000"
+	const want = "32 (64 hex digits, as RPC shows it)"
+	var block bytes.Buffer
+	if err := chaincfg.RegressionNetParams.GenesisBlock.Serialize(&block); err != nil {
+		t.Fatal(err)
+	}
+	runRows(t, []contractRow{
+		{name: "merkleblock --txid", args: []string{"merkleblock", "build", "--block", hex.EncodeToString(block.Bytes()), "--txid", "00"},
+			status: exitBadInput, stderr: []string{"--txid 1: 1 byte, a txid has " + want}},
+		{name: "gcs --block-hash", args: []string{"gcs", "match", "--filter", "00", "--block-hash", "00", "aa"},
+			status: exitBadInput, stderr: []string{"--block-hash: 1 byte, a hash has " + want}},
+		{name: "gcs --prev-header", args: []string{"gcs", "header", "--filter", "00", "--prev-header", zeros[:62]},
+			status: exitBadInput, stderr: []string{"--prev-header: 31 bytes, a hash has " + want}},
 	})
 }

@@ -231,8 +231,8 @@ func badJSONFile(what string, b []byte, err error) error {
 		return usageError{&restated{what + ": " + words(json.Unmarshal(b, &v)) + "; " + want, err}}
 	case want == wantLabels && isNull:
 		return usageError{&restated{what + ": it holds JSON null where an object is wanted; " + want, err}}
-	case want == wantLabels && isObject && top["format"] == nil:
-		return usageError{&restated{what + `: it holds no "format" field, so not the labels of privacy simulate; ` + want, err}}
+	case want == wantLabels && isObject && len(top) == 0:
+		return usageError{&restated{what + ": it holds an empty JSON object; " + want, err}}
 	case !isObject || want == wantLabels:
 		return usageError{&restated{what + ": " + words(err) + "; " + want, err}}
 	}
