@@ -930,3 +930,47 @@ func TestNewcomerHashLengths(t *testing.T) {
 			status: exitBadInput, stderr: []string{"--prev-header: 31 bytes, a hash has " + want}},
 	})
 }
+
+// TestNewcomerScriptAsElement: a whole standard output script given to
+// bloom new, add or match as an element is what a wallet developer
+// naturally inserts, and a node does not test it against an output (it
+// tests the data pushes of the script): the filter would match no
+// payment to it. Each command
+// warns and names the data to insert; the data itself, or a public key,
+// carries no warning.
+func TestNewcomerScriptAsElement(t *testing.T) {
+	const hash = "751e76e8199196d454941c45d1b3a323f1433bd6"
+	p2wpkh, p2pkh := "0014"+hash, "76a914"+hash+"88ac"
+	filter := strings.TrimSpace(runOK(t, "bloom", "new", "--elements", "3", "--fprate", "0.001", hash))
+	warning := func(n int, kind, script string) string {
+		return fmt.Sprintf("element %d, %s, is a whole %s output script: a node tests the data pushes of an output script, not the whole script, so it matches no payment to it; insert the data it carries, %s", n, script, kind, hash)
+	}
+	tests := []struct {
+		args []string
+		want []string // warnings, in order
+	}{
+		{[]string{"bloom", "new", "--elements", "3", "--fprate", "0.001", p2wpkh}, []string{warning(1, "P2WPKH", p2wpkh)}},
+		{[]string{"bloom", "new", "--elements", "3", "--fprate", "0.001", hash, p2pkh}, []string{warning(2, "P2PKH", p2pkh)}},
+		{[]string{"bloom", "add", "--filter", filter, p2pkh}, []string{warning(1, "P2PKH", p2pkh)}},
+		{[]string{"bloom", "match", "--filter", filter, hash, p2wpkh}, []string{warning(2, "P2WPKH", p2wpkh)}},
+		{[]string{"bloom", "new", "--elements", "3", "--fprate", "0.001", hash, "02" + strings.Repeat("11", 32)}, nil},
+	}
+	for _, tt := range tests {
+		stdout, stderr, status := runCLI(t, "", append(tt.args, "--json")...)
+		if status != exitOK {
+			t.Fatalf("%q: status %d: %s", tt.args, status, stderr)
+		}
+		var out struct{ Warnings []string }
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		if fmt.Sprint(out.Warnings) != fmt.Sprint(orEmpty(tt.want)) {
+			t.Errorf("%q: warnings %q, want %q", tt.args, out.Warnings, tt.want)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(stderr, "spvfilter: warning: "+w) {
+				t.Errorf("%q: standard error %q lacks %q", tt.args, stderr, w)
+			}
+		}
+	}
+}
