@@ -974,3 +974,29 @@ func TestNewcomerScriptAsElement(t *testing.T) {
 		}
 	}
 }
+
+// TestNewcomerJSONPlainText: JSON output keeps <, > and & as written
+// (an error's "0 < X < 1", a script's ">>"), not as the \u003c escapes
+// meant for HTML pages, which a reader of the output cannot read.
+func TestNewcomerJSONPlainText(t *testing.T) {
+	tests := []struct {
+		args           []string
+		stdout, stderr string
+	}{
+		{[]string{"privacy", "model", "advise", "--json"}, "", "(0 < X < 1)"},
+		{[]string{"completion", "bash", "--json"}, ">", ""},
+	}
+	for _, tt := range tests {
+		stdout, stderr, _ := runCLI(t, "", tt.args...)
+		for _, out := range []string{stdout, stderr} {
+			for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+				if strings.Contains(out, esc) {
+					t.Errorf("%q: output holds %s: %.300q", tt.args, esc, out)
+				}
+			}
+		}
+		if !strings.Contains(stdout, tt.stdout) || !strings.Contains(stderr, tt.stderr) {
+			t.Errorf("%q: standard output %.200q and error %.200q, want %q and %q in them", tt.args, stdout, stderr, tt.stdout, tt.stderr)
+		}
+	}
+}
