@@ -9,6 +9,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/btcsuite/btcd/txscript"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spf13/cobra"
 
@@ -279,7 +280,14 @@ one filled far beyond one half by its elements, carry a warning.
 privacy); --flags selects what a node adds to the filter when an output
 matches: none, all (the outpoint of every matching output) or
 p2pubkey-only (only for pay-to-pubkey and bare multisig outputs). Element
-arguments are hex, @FILE (one element per line) or - (one per line).`,
+arguments are hex, @FILE (one element per line) or - (one per line).
+
+An element is what a node tests: each data push of a transaction's
+scripts (a key hash, a public key, a script hash), a txid, an outpoint.
+A payment matches by the data its output script carries, not by the
+whole script: give the 20-byte hash of 0014{hash} or 76a914{hash}88ac
+(an element that is a whole standard output script is warned of, in
+bloom add and match too).`,
 		Example: `  spvfilter bloom new --elements 3 --fprate 0.01 --flags all 99108ad8ed9bb6274d3980bab5a85c048f0950c8
   spvfilter bloom new --elements 1000 --fprate 0.0001 --tweak 2147483649 --json
   spvfilter bloom new --elements 2 --fprate 0.001 @elements.txt`,
@@ -321,6 +329,7 @@ func runBloomNew(a *app, f *bloomNewFlags, args []string) error {
 	if err != nil {
 		return err
 	}
+	warnings = append(warnings, scriptElementWarnings(elems)...)
 	filter := f.sizing.NewFilter(f.elements, f.fpRate, f.tweak, flags)
 	for _, e := range elems {
 		filter.Add(e)
@@ -364,7 +373,7 @@ func runBloomAdd(a *app, f *bloomFilterFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	var warnings []string
+	warnings := scriptElementWarnings(elems)
 	for i, e := range elems {
 		filter.Add(e)
 		if err := bip37.ValidateFilterAdd(e); err != nil {
@@ -413,7 +422,7 @@ func runBloomMatch(a *app, f *bloomFilterFlags, args []string) error {
 		results[i] = result{hex.EncodeToString(e), filter.Contains(e)}
 		anyMatch = anyMatch || results[i].Match
 	}
-	warnings := fillWarnings(filter)
+	warnings := append(scriptElementWarnings(elems), fillWarnings(filter)...)
 	a.warn(warnings)
 	if a.json {
 		return a.printJSON(struct {
@@ -581,4 +590,35 @@ func (a *app) readFilterAndElements(filterArg string, args []string) (*bip37.Fil
 		return nil, nil, err
 	}
 	return f, elems, nil
+}
+
+// scriptKinds names the standard output scripts a wallet developer may
+// give as a filter element in place of the data they carry.
+var scriptKinds = map[txscript.ScriptClass]string{
+	txscript.PubKeyHashTy:          "P2PKH",
+	txscript.ScriptHashTy:          "P2SH",
+	txscript.WitnessV0PubKeyHashTy: "P2WPKH",
+	txscript.WitnessV0ScriptHashTy: "P2WSH",
+	txscript.WitnessV1TaprootTy:    "P2TR",
+}
+
+// scriptElementWarnings warns of each element that is a whole standard
+// output script: a node tests the data pushes of an output script (BIP
+// 37), not the whole script, so such an element matches no payment to
+// it. The warning names the data to insert in its place.
+func scriptElementWarnings(elems [][]byte) []string {
+	var warnings []string
+	for i, e := range elems {
+		kind, ok := scriptKinds[txscript.GetScriptClass(e)]
+		if !ok {
+			continue
+		}
+		pushes, err := txscript.PushedData(e)
+		if err != nil || len(pushes) == 0 {
+			continue
+		}
+		warnings = append(warnings, fmt.Sprintf("element %d, %x, is a whole %s output script: a node tests the data pushes of an output script, not the whole script, so it matches no payment to it; insert the data it carries, %x",
+			i+1, e, kind, pushes[len(pushes)-1]))
+	}
+	return warnings
 }

@@ -59,6 +59,7 @@ func (a *app) follow(ctx context.Context, c *client.Client, plan *scanPlan, from
 	items, warnings, nodes := plan.items, plan.warnings, plan.nodes
 	watch := plan.watch()
 	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
 	found := 0
 	inBlock := map[chainhash.Hash]int{} // matches reported in each block
 	var writeErr error

@@ -318,16 +318,22 @@ func (a *app) fetchLabBlocks(f *labFlags) ([]lab.Block, string, []string, error)
 	// An interrupt ends the download as it ends the rest of the
 	// command (exitOnSignal): the files not yet written are removed.
 	ctx := context.Background()
+	onHeaders, headersDone := a.headerBar()
+	cfg.OnHeaders = onHeaders
 	c, err := client.Connect(ctx, cfg)
 	if err != nil {
+		headersDone()
 		return nil, "", nil, nodeFailureFrom(err, params, "", f.nodes())
 	}
 	defer c.Close()
 	echoes, err := dropEchoes(c, params, f.nodes())
 	if err != nil {
+		headersDone()
 		return nil, "", nil, err
 	}
-	if _, err := c.SyncHeaders(ctx); err != nil {
+	_, err = c.SyncHeaders(ctx)
+	headersDone()
+	if err != nil {
 		return nil, "", nil, nodeFailureFrom(err, params, "", f.nodes())
 	}
 	tip := c.Chain().Height()

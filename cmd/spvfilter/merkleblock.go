@@ -206,7 +206,7 @@ func (a *app) readTxids(args []string) ([]chainhash.Hash, error) {
 			return nil, err
 		}
 		if len(raw) != chainhash.HashSize {
-			return nil, badInput("%s: %s, a txid has %d", it.where, plural(len(raw), "byte"), chainhash.HashSize)
+			return nil, badInput("%s: %s, a txid has %d (%d hex digits, as RPC shows it)", it.where, plural(len(raw), "byte"), chainhash.HashSize, 2*chainhash.HashSize)
 		}
 		slices.Reverse(raw)
 		copy(txids[i][:], raw)

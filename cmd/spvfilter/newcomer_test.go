@@ -808,3 +808,195 @@ func TestHexCutShort(t *testing.T) {
 		}
 	}
 }
+
+// TestProgressNodeDownloads: every command that syncs headers and
+// downloads blocks from a node shows both on a terminal (here through the
+// app's hook), as scan does: a whole chain is hours, and a command that
+// says nothing for hours looks hung.
+func TestProgressNodeDownloads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts btcd")
+	}
+	miner := peertest.NewKey("cli-progress-miner")
+	node := peertest.StartBtcd(t, peertest.WithMiningKey(miner))
+	const blocks = 12
+	node.Generate(t, blocks)
+	dir := t.TempDir()
+	watch := miner.Address(node.Params).EncodeAddress()
+	tests := []struct {
+		name string
+		args []string
+		bars map[string]int // the total each bar was drawn to
+	}{
+		{"scan", []string{"scan", "--connect", node.P2PAddr, "--network", "regtest", "--watch", watch},
+			map[string]int{"syncing headers": blocks, "scanning blocks": blocks + 1}},
+		{"privacy universe", []string{"privacy", "universe", "--peer", node.P2PAddr, "--network", "regtest", "--out", filepath.Join(dir, "u.txt")},
+			map[string]int{"syncing headers": blocks, "downloading blocks": blocks + 1}},
+		{"peers", []string{"peers", "--connect", node.P2PAddr, "--network", "regtest", "--datadir", dir},
+			map[string]int{"syncing headers": blocks}},
+		{"lab", []string{"lab", "--connect", node.P2PAddr, "--network", "regtest", "--probes", "0", "--timing", "0"},
+			map[string]int{"syncing headers": blocks, "downloading blocks": blocks + 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, bars := barApp()
+			if status := a.execute(tt.args); status != exitOK {
+				t.Fatalf("status %d", status)
+			}
+			for what, want := range tt.bars {
+				b := bars[what]
+				if b == nil || b.total != want || b.done != want || !b.finished {
+					t.Errorf("%s: bar %+v, want one of %d done and finished", what, b, want)
+				}
+			}
+		})
+	}
+}
+
+// TestProgressMonteCarlo: a Monte Carlo check of the model, minutes at
+// many trials, spins while it runs (on a terminal; here through the
+// app's hook), and a model without it draws no bar.
+func TestProgressMonteCarlo(t *testing.T) {
+	tests := []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"privacy", "model", "--addresses", "5", "--universe-size", "2000", "--monte-carlo", "2"}, true},
+		{[]string{"privacy", "model", "--addresses", "5", "--universe-size", "2000"}, false},
+	}
+	const what = "Monte Carlo trials"
+	for _, tt := range tests {
+		a, bars := barApp()
+		if status := a.execute(tt.args); status != exitOK {
+			t.Fatalf("%q: status %d", tt.args, status)
+		}
+		b := bars[what]
+		if got := b != nil; got != tt.want {
+			t.Errorf("%q: bar %q drawn %v, want %v", tt.args, what, got, tt.want)
+		} else if b != nil && (b.total != -1 || !b.finished) {
+			t.Errorf("%q: bar %+v, want a spinner (total -1) finished", tt.args, b)
+		}
+	}
+}
+
+// TestNewcomerJSONShapes: a --labels or --report file holding JSON of
+// another shape (null, an empty object) says what
+// it holds and what is wanted, as an array or a string does, not the
+// decoder's comparison of empty fields.
+func TestNewcomerJSONShapes(t *testing.T) {
+	dir := t.TempDir()
+	sim := filepath.Join(dir, "sim")
+	runOK(t, smallSimulation("7", sim)...)
+	labels := filepath.Join(sim, "labels.json")
+	report := filepath.Join(dir, "report.json")
+	if err := os.WriteFile(report, []byte(runOK(t, "privacy", "analyze", "--capture", filepath.Join(sim, "capture.jsonl"), "--universe", filepath.Join(sim, "universe.txt"), "--json")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	null, empty := file("null.json", "null\n"), file("empty.json", "{}\n")
+	const wantReport = "want the JSON of privacy analyze --capture or privacy fetches (with --json)"
+	const wantLabels = "want the labels.json that privacy simulate writes"
+	runRows(t, []contractRow{
+		{name: "a report of null", args: []string{"privacy", "evaluate", "--labels", labels, "--report", null},
+			status: exitBadInput, stderr: []string{"--report " + null + ": not a JSON object; " + wantReport}},
+		{name: "labels of null", args: []string{"privacy", "evaluate", "--labels", null, "--report", report},
+			status: exitBadInput, stderr: []string{"--labels " + null + ": it holds JSON null where an object is wanted; " + wantLabels}, notInErr: []string{`format ""`}},
+		{name: "labels of an empty object", args: []string{"privacy", "evaluate", "--labels", empty, "--report", report},
+			status: exitBadInput, stderr: []string{"--labels " + empty + ": it holds an empty JSON object; " + wantLabels}, notInErr: []string{`format ""`}},
+	})
+}
+
+// TestNewcomerHashLengths: a txid or hash of the wrong length says the
+// length wanted in the hex digits a user types, whichever flag takes it.
+func TestNewcomerHashLengths(t *testing.T) {
+	const zeros = "0000000000000000000000000000000000000000000000000000000000000000"
+	const want = "32 (64 hex digits, as RPC shows it)"
+	var block bytes.Buffer
+	if err := chaincfg.RegressionNetParams.GenesisBlock.Serialize(&block); err != nil {
+		t.Fatal(err)
+	}
+	runRows(t, []contractRow{
+		{name: "merkleblock --txid", args: []string{"merkleblock", "build", "--block", hex.EncodeToString(block.Bytes()), "--txid", "00"},
+			status: exitBadInput, stderr: []string{"--txid 1: 1 byte, a txid has " + want}},
+		{name: "gcs --block-hash", args: []string{"gcs", "match", "--filter", "00", "--block-hash", "00", "aa"},
+			status: exitBadInput, stderr: []string{"--block-hash: 1 byte, a hash has " + want}},
+		{name: "gcs --prev-header", args: []string{"gcs", "header", "--filter", "00", "--prev-header", zeros[:62]},
+			status: exitBadInput, stderr: []string{"--prev-header: 31 bytes, a hash has " + want}},
+	})
+}
+
+// TestNewcomerScriptAsElement: a whole standard output script given to
+// bloom new, add or match as an element is what a wallet developer
+// naturally inserts, and a node does not test it against an output (it
+// tests the data pushes of the script): the filter would match no
+// payment to it. Each command
+// warns and names the data to insert; the data itself, or a public key,
+// carries no warning.
+func TestNewcomerScriptAsElement(t *testing.T) {
+	const hash = "751e76e8199196d454941c45d1b3a323f1433bd6"
+	p2wpkh, p2pkh := "0014"+hash, "76a914"+hash+"88ac"
+	filter := strings.TrimSpace(runOK(t, "bloom", "new", "--elements", "3", "--fprate", "0.001", hash))
+	warning := func(n int, kind, script string) string {
+		return fmt.Sprintf("element %d, %s, is a whole %s output script: a node tests the data pushes of an output script, not the whole script, so it matches no payment to it; insert the data it carries, %s", n, script, kind, hash)
+	}
+	tests := []struct {
+		args []string
+		want []string // warnings, in order
+	}{
+		{[]string{"bloom", "new", "--elements", "3", "--fprate", "0.001", p2wpkh}, []string{warning(1, "P2WPKH", p2wpkh)}},
+		{[]string{"bloom", "new", "--elements", "3", "--fprate", "0.001", hash, p2pkh}, []string{warning(2, "P2PKH", p2pkh)}},
+		{[]string{"bloom", "add", "--filter", filter, p2pkh}, []string{warning(1, "P2PKH", p2pkh)}},
+		{[]string{"bloom", "match", "--filter", filter, hash, p2wpkh}, []string{warning(2, "P2WPKH", p2wpkh)}},
+		{[]string{"bloom", "new", "--elements", "3", "--fprate", "0.001", hash, "02" + strings.Repeat("11", 32)}, nil},
+	}
+	for _, tt := range tests {
+		stdout, stderr, status := runCLI(t, "", append(tt.args, "--json")...)
+		if status != exitOK {
+			t.Fatalf("%q: status %d: %s", tt.args, status, stderr)
+		}
+		var out struct{ Warnings []string }
+		if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+			t.Fatalf("%q: %v", tt.args, err)
+		}
+		if fmt.Sprint(out.Warnings) != fmt.Sprint(orEmpty(tt.want)) {
+			t.Errorf("%q: warnings %q, want %q", tt.args, out.Warnings, tt.want)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(stderr, "spvfilter: warning: "+w) {
+				t.Errorf("%q: standard error %q lacks %q", tt.args, stderr, w)
+			}
+		}
+	}
+}
+
+// TestNewcomerJSONPlainText: JSON output keeps <, > and & as written
+// (an error's "0 < X < 1", a script's ">>"), not as the \u003c escapes
+// meant for HTML pages, which a reader of the output cannot read.
+func TestNewcomerJSONPlainText(t *testing.T) {
+	tests := []struct {
+		args           []string
+		stdout, stderr string
+	}{
+		{[]string{"privacy", "model", "advise", "--json"}, "", "(0 < X < 1)"},
+		{[]string{"completion", "bash", "--json"}, ">", ""},
+	}
+	for _, tt := range tests {
+		stdout, stderr, _ := runCLI(t, "", tt.args...)
+		for _, out := range []string{stdout, stderr} {
+			for _, esc := range []string{`\u003c`, `\u003e`, `\u0026`} {
+				if strings.Contains(out, esc) {
+					t.Errorf("%q: output holds %s: %.300q", tt.args, esc, out)
+				}
+			}
+		}
+		if !strings.Contains(stdout, tt.stdout) || !strings.Contains(stderr, tt.stderr) {
+			t.Errorf("%q: standard output %.200q and error %.200q, want %q and %q in them", tt.args, stdout, stderr, tt.stdout, tt.stderr)
+		}
+	}
+}

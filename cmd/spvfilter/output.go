@@ -14,8 +14,19 @@ import (
 // printJSON writes v as one indented JSON object followed by a newline.
 func (a *app) printJSON(v any) error {
 	enc := json.NewEncoder(a.stdout)
+	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// plainJSON encodes v as one line of JSON that keeps <, > and & as
+// written: the encoder's escapes of them are for HTML pages.
+func plainJSON(v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v) // strings and numbers only: it cannot fail
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 // warn writes each warning on a line of its own on standard error.
@@ -49,7 +60,7 @@ type lineWriter struct {
 func (a *app) logWriter() io.Writer {
 	if a.json {
 		return &lineWriter{w: a.stderr, format: func(line string) string {
-			b, _ := json.Marshal(struct {
+			b := plainJSON(struct {
 				Log string `json:"log"`
 			}{logWords(line)})
 			return string(b)

@@ -153,7 +153,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	if offline {
 		err = out.readDataDir(datadir, params, f)
 	} else {
-		err = out.connect(datadir, params, f)
+		err = out.connect(a, datadir, params, f)
 	}
 	if err != nil {
 		return err
@@ -197,7 +197,7 @@ func (out *peersOutput) readDataDir(datadir string, params *chaincfg.Params, f *
 
 // connect fills out from the flags' peers, connected to with the data
 // directory datadir ("" for none), after lifting the bans of --unban.
-func (out *peersOutput) connect(datadir string, params *chaincfg.Params, f *peersFlags) error {
+func (out *peersOutput) connect(a *app, datadir string, params *chaincfg.Params, f *peersFlags) error {
 	cfg, err := f.peerFlags.config(params, wire.SFNodeCF|wire.SFNodeWitness)
 	if err != nil {
 		return err
@@ -214,8 +214,11 @@ func (out *peersOutput) connect(datadir string, params *chaincfg.Params, f *peer
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	onHeaders, headersDone := a.headerBar()
+	cfg.OnHeaders = onHeaders
 	c, err := client.Connect(ctx, cfg)
 	if err != nil {
+		headersDone()
 		if err := interruptedBy(ctx, err, "peers"); isInterrupted(err) {
 			return err
 		}
@@ -224,10 +227,13 @@ func (out *peersOutput) connect(datadir string, params *chaincfg.Params, f *peer
 	defer c.Close()
 	echoes, err := dropEchoes(c, params, f.nodes())
 	if err != nil {
+		headersDone()
 		return err
 	}
 	out.Warnings = append(out.Warnings, echoes...)
-	if _, err := c.SyncHeaders(ctx); err != nil {
+	_, err = c.SyncHeaders(ctx)
+	headersDone()
+	if err != nil {
 		return nodeFailureFrom(err, params, cfg.DataDir, f.nodes())
 	}
 	out.Connected, out.Peers = true, peersJSON(c.Peers(), params)

@@ -247,7 +247,9 @@ func (r *modelRun) one() error {
 	}
 	out := modelOutput{Result: res, PHj: res.PHCurve(0)}
 	if r.f.monteCarlo != 0 {
+		_, done := r.a.bar("Monte Carlo trials", -1)
 		mc, err := model.MonteCarlo(r.f.p, model.MonteCarloOptions{Trials: r.f.monteCarlo, Sample: r.f.mcSample, Seed: r.f.seed})
+		done()
 		if err != nil {
 			return modelFields.badParams(err, r.fl)
 		}

@@ -31,6 +31,7 @@ func printStats(a *app, dataOnStdout bool, v any) error {
 		return a.printJSON(v)
 	}
 	enc := json.NewEncoder(a.stderr)
+	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
 }
@@ -294,7 +295,7 @@ func (a *app) printListening(listen, upstream, network, out string) {
 		fmt.Fprintf(a.stderr, "spvfilter: listening on %s, relaying to %s (%s), recording to %s\n", listen, upstream, network, out)
 		return
 	}
-	b, _ := json.Marshal(struct {
+	b := plainJSON(struct {
 		Listening string `json:"listening"`
 		Upstream  string `json:"upstream"`
 		Network   string `json:"network"`

@@ -212,7 +212,9 @@ func badJSONFile(what string, b []byte, err error) error {
 		want = wantLabels
 	}
 	var top map[string]json.RawMessage
-	isObject := json.Unmarshal(b, &top) == nil
+	// null decodes into a map without error, and is no object.
+	isObject := json.Unmarshal(b, &top) == nil && top != nil
+	isNull := string(bytes.TrimSpace(b)) == "null"
 	kind := kindOf(b)
 	flag, path, _ := strings.Cut(what, " ")
 	switch {
@@ -227,6 +229,10 @@ func badJSONFile(what string, b []byte, err error) error {
 	case !json.Valid(b):
 		var v any
 		return usageError{&restated{what + ": " + words(json.Unmarshal(b, &v)) + "; " + want, err}}
+	case want == wantLabels && isNull:
+		return usageError{&restated{what + ": it holds JSON null where an object is wanted; " + want, err}}
+	case want == wantLabels && isObject && len(top) == 0:
+		return usageError{&restated{what + ": it holds an empty JSON object; " + want, err}}
 	case !isObject || want == wantLabels:
 		return usageError{&restated{what + ": " + words(err) + "; " + want, err}}
 	}

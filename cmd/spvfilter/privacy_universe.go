@@ -200,15 +200,20 @@ func collectUniverse(ctx context.Context, a *app, f *universeFlags, params *chai
 	nodes := nodeFlags{f.peer: "--peer"}
 	// The node given, alone: the blocks come from it, not from peers
 	// found through the DNS seeds.
-	c, err := client.Connect(ctx, client.Config{Peers: []string{f.peer}, ConnectOnly: true, Params: params, Timeout: f.timeout})
+	onHeaders, headersDone := a.headerBar()
+	c, err := client.Connect(ctx, client.Config{Peers: []string{f.peer}, ConnectOnly: true, Params: params, Timeout: f.timeout, OnHeaders: onHeaders})
 	if err != nil {
+		headersDone()
 		return st, 0, nodeFailureFrom(err, params, "", nodes)
 	}
 	defer c.Close()
 	if _, err := dropEchoes(c, params, nodes); err != nil {
+		headersDone()
 		return st, 0, err // the one node given
 	}
-	if _, err := c.SyncHeaders(ctx); err != nil {
+	_, err = c.SyncHeaders(ctx)
+	headersDone()
+	if err != nil {
 		return st, 0, nodeFailureFrom(err, params, "", nodes)
 	}
 	chain := c.Chain()
@@ -227,7 +232,14 @@ func collectUniverse(ctx context.Context, a *app, f *universeFlags, params *chai
 		uw.SetIndex(ix)
 	}
 	uw.Comment(fmt.Sprintf("candidates of %s blocks %d..%d from %s, one per line", params.Name, f.from, to, f.peer))
-	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error { return uw.AddBlock(h, b) })
+	progress, done := a.bar("downloading blocks", int(to-f.from+1))
+	err = c.FetchBlocks(ctx, f.from, to, func(h int32, b *wire.MsgBlock) error {
+		if progress != nil {
+			progress(int(h-f.from+1), int(to-f.from+1))
+		}
+		return uw.AddBlock(h, b)
+	})
+	done()
 	if err != nil {
 		return st, 0, nodeFailureFrom(err, params, "", nodes)
 	}

@@ -165,7 +165,7 @@ func (a *app) printError(args []string, msg string, status int) {
 		fmt.Fprintf(a.stderr, "spvfilter: %s\n", msg)
 		return
 	}
-	b, _ := json.Marshal(struct {
+	b := plainJSON(struct {
 		Error    string `json:"error"`
 		ExitCode int    `json:"exit_code"`
 	}{msg, status})
