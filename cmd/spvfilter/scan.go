@@ -922,8 +922,9 @@ func (fl *scanFlags) bip37Options(flags *pflag.FlagSet) (client.BIP37Options, er
 
 // checkWatchScripts refuses a watched script no scan of the mode can find
 // (an OP_RETURN output, which BIP 158 filters leave out) and warns of one
-// no output can usefully pay (longer than a script that can be spent),
-// and of a hash given where its script was meant (see hashNotScript).
+// no output can usefully pay (longer than a script that can be spent, or
+// one that does not parse), and of a hash given where its script was
+// meant (see hashNotScript).
 func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
 	var warnings []string
 	for _, it := range items {
@@ -940,9 +941,21 @@ func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
 		}
 		if w := hashNotScript(s); w != "" {
 			warnings = append(warnings, it.where+": "+w)
+		} else if err := scriptParseError(s); err != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: script %x does not parse (%v): it is watched as given, but no output that can be spent pays it (is it cut short?)",
+				it.where, s[:min(len(s), 40)], err))
 		}
 	}
 	return warnings, nil
+}
+
+// scriptParseError is why the script s does not parse into opcodes and
+// their pushes (a push that runs past its end), nil when it does.
+func scriptParseError(s []byte) error {
+	tok := txscript.MakeScriptTokenizer(0, s)
+	for tok.Next() {
+	}
+	return tok.Err()
 }
 
 // hashNotScript says, of a watched script s of 20 or 32 bytes that is no

@@ -577,8 +577,9 @@ func TestScanPrivacyTarget(t *testing.T) {
 
 // TestCheckWatchScriptsHash: a watch item of 20 or 32 bytes that is no
 // standard script (a key hash, a txid given as hex) is watched as given
-// but warned of, with the scripts that pay it; a standard script, and a
-// script of another size, are not.
+// but warned of, with the scripts that pay it, and so is a script whose
+// push runs past its end (cut short); a standard script, and a script of
+// another size that parses, are not.
 func TestCheckWatchScriptsHash(t *testing.T) {
 	const hash160 = "751e76e8199196d454941c45d1b3a323f1433bd6"
 	const txid = "184284bef1cf0dfa0c409275933ac4d0c83505efdea5d8c34261d08364fc6e15"
@@ -592,7 +593,10 @@ func TestCheckWatchScriptsHash(t *testing.T) {
 		{"P2WPKH", "0014" + hash160, nil},
 		{"P2PKH", "76a914" + hash160 + "88ac", nil},
 		{"P2WSH", "0020" + txid, nil},
-		{"a non-standard script of another size", hash160 + "00", nil},
+		{"a non-standard script of another size", "517551", nil},
+		{"a push cut short", "0014", []string{"--watch 1: script 0014 does not parse (", "OP_DATA_20 requires 21 bytes", "is it cut short?"}},
+		{"a non-standard script of another size cut short", hash160 + "00", []string{"--watch 1: script " + hash160 + "00 does not parse ("}},
+		{"a P2WPKH cut short", "0014" + hash160[:38], []string{"--watch 1: script 0014" + hash160[:38] + " does not parse ("}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
