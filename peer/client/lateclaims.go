@@ -29,7 +29,8 @@ import (
 // again after a backoff that doubles with each silence (lateBackoff; the
 // service wakes for it, see turnTimer), and until it answers, the heights
 // from its claim on are verified without it (see reachFor): being silent
-// buys no say, and costs the wallet's next block nothing. A slow honest peer's word is still had once it answers.
+// buys no say, and costs the wallet's next block nothing. A slow honest
+// peer's word is still had once it answers.
 // One height a member, the lowest: bounded by the pool.
 type lateClaims struct {
 	mu     sync.Mutex
