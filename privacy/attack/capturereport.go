@@ -173,9 +173,11 @@ func (w *warnings) add(prefix string, ws []string) {
 	}
 }
 
-// WriteJSON writes the report as the command-line tool prints it.
+// WriteJSON writes the report as the command-line tool prints it: <, >
+// and & as written, not escaped for HTML.
 func (c *CaptureReport) WriteJSON(w io.Writer) error {
 	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	return enc.Encode(c)
 }
