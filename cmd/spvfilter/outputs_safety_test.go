@@ -192,12 +192,7 @@ func TestOutputLinkResolvedPhysically(t *testing.T) {
 		t.Fatalf("checkOutputFile: %v", err)
 	}
 	var o outputs
-	p, err := o.create("--plot", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.Write([]byte("new"))
-	if err := o.commit(p); err != nil {
+	if err := writePlot(t, &o, path, "new"); err != nil {
 		t.Fatal(err)
 	}
 	if got := dirFiles(t, real); got["target.svg"] != "new" || len(got) != 2 {

@@ -56,3 +56,17 @@ func TestParseTemp(t *testing.T) {
 		}
 	}
 }
+
+// writePlot writes data to path through o as --plot does, the pending
+// file made and written, and returns the commit's error.
+func writePlot(t *testing.T, o *outputs, path, data string) error {
+	t.Helper()
+	p, err := o.create("--plot", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Write([]byte(data)); err != nil {
+		t.Fatal(err)
+	}
+	return o.commit(p)
+}

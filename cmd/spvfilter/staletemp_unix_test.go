@@ -233,14 +233,7 @@ func TestPendingHeldLocked(t *testing.T) {
 		}
 		return os.Rename(oldname, newname)
 	}
-	p, err := o.create("--plot", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Write([]byte("new")); err != nil {
-		t.Fatal(err)
-	}
-	if err := o.commit(p); err != nil {
+	if err := writePlot(t, &o, path, "new"); err != nil {
 		t.Fatal(err)
 	}
 	if checked != 2 {
@@ -292,14 +285,7 @@ func TestSweepOtherNamespace(t *testing.T) {
 		}
 		return os.Rename(oldname, newname)
 	}
-	p, err := o.create("--plot", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Write([]byte("new")); err != nil {
-		t.Fatal(err)
-	}
-	if err := o.commit(p); err != nil {
+	if err := writePlot(t, &o, path, "new"); err != nil {
 		t.Errorf("commit: %v", err)
 	}
 	if stderr.Len() != 0 {
