@@ -1,7 +1,6 @@
 package client
 
 import (
-	"maps"
 	"math/rand/v2"
 	"slices"
 
@@ -63,7 +62,7 @@ func (cs *coverScan) walletOnce(now []int32) []int32 {
 	}
 	var out []int32
 	for _, at := range chains {
-		if slices.ContainsFunc(slices.Collect(maps.Keys(at)), func(h int32) bool { return cs.before[h] }) {
+		if cs.chainAskedBefore(at) {
 			continue
 		}
 		h := fullest(at)
@@ -74,6 +73,17 @@ func (cs *coverScan) walletOnce(now []int32) []int32 {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// chainAskedBefore reports whether a peer was asked for a block of the chain
+// (at: its scripts per height) before the scan.
+func (cs *coverScan) chainAskedBefore(at map[int32]int) bool {
+	for h := range at {
+		if cs.before[h] {
+			return true
+		}
+	}
+	return false
 }
 
 // fullest returns, of the heights of a chain (at: its scripts per

@@ -104,13 +104,13 @@ func (cs *coverScan) fetchExploredWith(ctx context.Context, log *scanLog, hs, on
 		explored, err = cs.fetchExplored(ctx, log, hs)
 		return explored, nil, err
 	}
-	all := slices.Sorted(slices.Values(slices.Concat(hs, once)))
-	blocks, err := cs.fetchExplored(ctx, log, slices.Compact(all))
+	all := slices.Compact(slices.Sorted(slices.Values(slices.Concat(hs, once))))
+	blocks, err := cs.fetchExplored(ctx, log, all)
 	if err != nil {
 		return nil, nil, err
 	}
 	at := map[int32]*wire.MsgBlock{}
-	for i, h := range slices.Compact(all) {
+	for i, h := range all {
 		if i < len(blocks) {
 			at[h] = blocks[i]
 		}
