@@ -87,7 +87,8 @@ import (
 // the next blocks of a sweep of the range keyed by the set's seed,
 // resumed where the last scan stopped, whose candidates join the
 // reserve; twice as many blocks after each
-// scan short in a row (cover.Explore), leaving room within the bound
+// scan short in a row (cover.Explore), the first scan of a run as many
+// as the second (firstRound, covers_once.go), leaving room within the bound
 // (MaxCoverBlocks) for the blocks of the chains still short, and for
 // those of the chains drawn unless the covers are short even with them
 // and those settling turned down (the scan then fetches none of them),
@@ -172,14 +173,18 @@ import (
 // so exploring sweeps the wallet's blocks as any other and asks, once,
 // for one block of each of the wallet's chains no peer was asked for
 // before (covers_once.go): every chain of the wallet's then has a block
-// asked in an earlier session, as a cover's.
+// asked in an earlier session, as a cover's. That block comes in the
+// first session of a run short, so the draw takes first the chains
+// found by then (onceTier), and the first scan of a run explores as
+// the second would, so that those suffice more often.
 //
-// What remains: a peer that keeps every session sees the block asked
-// once of each of the wallet's chains always in the first session of a
-// run short, the covers' first blocks in any session of it that
-// explored, and more of the wallet's blocks than of a cover's asked
-// before, as the sweep reaches them over every session short
-// (privacy/README.md, known limits). Within a session that
+// What remains: a peer that keeps every session sees the covers a
+// class the chains found in the first session of a run lacked (a run
+// meeting the target after its 2nd session, about one in twenty) with
+// their first block in a later one, the wallet's never, and more of the
+// wallet's blocks than of a cover's asked before, as the sweep reaches
+// them over every session short (privacy/README.md, known limits).
+// Within a session that
 // fetches its plan after exploring, the blocks explored, fetched
 // first, are told from the rest by their order: a scan allowed short
 // explores none of the wallet's, so scripts whose every block is among
@@ -260,8 +265,12 @@ type coverScan struct {
 	seen map[string][]int32
 	// spots are the range's heights in the sweep's order, made once.
 	spots []sweepSpot
-	// nextGroup is the group of the next candidate chain found.
+	// nextGroup is the group of the next candidate chain found;
+	// onceEpoch, where onceKnown, the last epoch of chains found by a
+	// scan that asked for the wallet's blocks once (covers_once.go).
 	nextGroup uint64
+	onceEpoch uint64
+	onceKnown bool
 	// explored are the heights fetched before the wallet's blocks, only
 	// to find candidates, never a block of the wallet's or of a cover in
 	// use (labelled); exploredAt holds them, and foundNow the
@@ -372,10 +381,11 @@ func (c *Client) startCovers(wallet [][]byte, from, to int32) (*coverScan, error
 		return nil, err
 	}
 	cs := &coverScan{c: c, target: c.cfg.PrivacyTarget, set: set, from: from, to: to, wallet: wallet, covers: set.Scripts(), seen: map[string][]int32{}}
-	cs.nextGroup = 1 // 0 is a script alone
+	var groups []uint64
 	for _, c := range slices.Concat(set.Covers(), set.Reserve()) {
-		cs.nextGroup = max(cs.nextGroup, c.Profile.Group+1)
+		groups = append(groups, c.Profile.Group)
 	}
+	cs.nextEpoch(groups)
 	return cs, nil
 }
 
@@ -1530,9 +1540,9 @@ func (cs *coverScan) draw(cands []leak.Profiled, need map[leak.Profile]int) (out
 	return cs.drawPreferring(cands, need, nil)
 }
 
-// drawPreferring is draw taking, for each shape, the chains of first
-// before the others (nil: none first).
-func (cs *coverScan) drawPreferring(cands []leak.Profiled, need map[leak.Profile]int, first map[string]bool) (out []leak.Profiled, alone map[string]bool) {
+// drawPreferring is draw taking, for each shape, the chains of each of
+// tiers in turn (a nil one: none) before the others.
+func (cs *coverScan) drawPreferring(cands []leak.Profiled, need map[leak.Profile]int, tiers ...map[string]bool) (out []leak.Profiled, alone map[string]bool) {
 	seed := cs.set.Seed()
 	s := uint64(seed[0]) | uint64(seed[1])<<8 | uint64(seed[2])<<16 | uint64(seed[3])<<24 | uint64(seed[4])<<32 | uint64(seed[5])<<40
 	used := map[string]bool{}
@@ -1562,22 +1572,22 @@ func (cs *coverScan) drawPreferring(cands []leak.Profiled, need map[leak.Profile
 		}
 		var got []leak.Profiled
 		missing := n
-		if first != nil {
-			var pre []leak.Profiled
-			for _, c := range pool {
-				if first[string(c.Script)] {
-					pre = append(pre, c)
-				}
+		taken := map[string]bool{}
+		// Each tier in turn, then every candidate left (all: nil).
+		for i, tier := range append(slices.Clone(tiers), nil) {
+			if len(missing) == 0 {
+				break
 			}
-			got, missing = leak.Draw(pre, n, s)
-		}
-		if len(missing) > 0 {
-			taken := map[string]bool{}
-			for _, g := range got {
+			if tier == nil && i < len(tiers) {
+				continue
+			}
+			pre := slices.DeleteFunc(slices.Clone(pool), func(c leak.Profiled) bool {
+				return taken[string(c.Script)] || tier != nil && !tier[string(c.Script)]
+			})
+			more, still := leak.Draw(pre, missing, s)
+			for _, g := range more {
 				taken[string(g.Script)] = true
 			}
-			rest := slices.DeleteFunc(slices.Clone(pool), func(c leak.Profiled) bool { return taken[string(c.Script)] })
-			more, still := leak.Draw(rest, missing, s)
 			got, missing = append(got, more...), still
 		}
 		for _, g := range got {

@@ -50,7 +50,7 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 	// wallet's the blocks explored show false, which changes what the
 	// wallet needs, has it draw and explore again.
 	cs.foundNow = map[string]uint8{}
-	for round := cs.set.Explore().Short; len(short) > 0; round++ {
+	for round := cs.firstRound(); len(short) > 0; round++ {
 		short = cs.drawSettled(bound, coverHeights, short)
 		n := chainsShort(short)
 		cs.short = n
@@ -68,6 +68,9 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 		if !cs.onceAsked && (cs.c == nil || !cs.c.cfg.AllowShortCovers) {
 			once, cs.onceAsked = cs.walletOnce(hs), true
 			cs.onceFetched = len(once)
+			if len(once) > 0 {
+				cs.startOnceEpoch()
+			}
 		}
 		blocks, onceBlocks, err := cs.fetchExploredWith(ctx, log, hs, once)
 		if err != nil {

@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -115,19 +116,28 @@ func (d *roundDraw) profileSample() {
 }
 
 // pick draws the chains short from the candidates, then a margin of
-// chains of the shapes short, none drawn alone: a chain's group is
+// chains of the shapes short, none drawn alone, each taking first the
+// chains found by the scan that asked for the wallet's blocks once or
+// before it (onceTier), those of few riders among them first
+// (fewRiders), then those of few riders: a chain's group is
 // read on its own blocks only once they are fetched with the wallet's,
 // and those the plan's other blocks grow are then left out
 // (settleFetched).
 func (d *roundDraw) pick() {
-	first := d.fewRiders()
-	d.drawn, d.loneDrawn = d.cs.drawPreferring(d.cands, d.short, first)
+	few, once := d.fewRiders(), d.onceTier()
+	tiers := []map[string]bool{few}
+	if once != nil {
+		both := maps.Clone(once)
+		maps.DeleteFunc(both, func(s string, _ bool) bool { return !few[s] })
+		tiers = []map[string]bool{both, once, few}
+	}
+	d.drawn, d.loneDrawn = d.cs.drawPreferring(d.cands, d.short, tiers...)
 	d.isDrawn = map[string]bool{}
 	for _, c := range d.drawn {
 		d.isDrawn[string(c.Script)] = true
 	}
 	rest := slices.DeleteFunc(slices.Clone(d.cands), func(c leak.Profiled) bool { return d.isDrawn[string(c.Script)] })
-	more, moreAlone := d.cs.drawPreferring(rest, margin(d.short), first)
+	more, moreAlone := d.cs.drawPreferring(rest, margin(d.short), tiers...)
 	for _, c := range more {
 		if !moreAlone[string(c.Script)] {
 			d.drawn = append(d.drawn, c)
