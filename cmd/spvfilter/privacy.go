@@ -126,9 +126,9 @@ input its outpoint, signature and key).`,
 	}
 	fl := c.Flags()
 	addModelFlags(fl, &f.p)
-	fl.StringVar(&f.sweep, "sweep", "", "vary one parameter: VAR=VALUES, VAR one of addresses, fprate, filters and universe-size, "+sweepValues)
-	fl.StringVar(&f.plot, "plot", "", "draw the curves into FILE.svg or FILE.png")
-	fl.StringVar(&f.plotJ, "plot-j", "", "draw P_h(j) against j into FILE.svg or FILE.png")
+	fl.StringVar(&f.sweep, "sweep", "", "vary one parameter: VAR=VALUES, VAR one of addresses, fprate, filters and universe-size, "+sweepValues+" (default: no sweep)")
+	fl.StringVar(&f.plot, "plot", "", "draw the curves into FILE.svg or FILE.png (default: no plot)")
+	fl.StringVar(&f.plotJ, "plot-j", "", "draw P_h(j) against j into FILE.svg or FILE.png (default: no plot)")
 	fl.IntVar(&f.monteCarlo, "monte-carlo", 0, "check the model with this many trials on real filters (0, the default, for none; else at least 2)")
 	fl.Uint64Var(&f.mcSample, "monte-carlo-sample", 0, "outside candidates tested per trial (default: all, at most 1000000)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the Monte Carlo run")

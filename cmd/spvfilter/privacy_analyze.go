@@ -125,9 +125,9 @@ func newPrivacyAnalyzeCommand(a *app) *cobra.Command {
 
 // register defines the flags of privacy analyze on fl, bound to f.
 func (f *analyzeFlags) register(fl *pflag.FlagSet) {
-	fl.StringArrayVar(&f.filters, "filter", nil, "filterload payload in hex (repeatable)")
-	fl.StringVar(&f.capture, "capture", "", "capture file written by \"privacy capture\"")
-	fl.StringVar(&f.client, "client", "", "with --capture: only the sessions of this client HOST, HOST:PORT or SESSION id")
+	fl.StringArrayVar(&f.filters, "filter", nil, "filterload payload in hex (repeatable; default: none, give --capture)")
+	fl.StringVar(&f.capture, "capture", "", "capture file written by \"privacy capture\" (default: none, give --filter)")
+	fl.StringVar(&f.client, "client", "", "with --capture: only the sessions of this client HOST, HOST:PORT or SESSION id (default: every session)")
 	fl.StringVar(&f.universe, "universe", "", "candidate file, one per line (- for standard input) (required)")
 	fl.BoolVar(&f.pairTest, "pair-test", false, "public keys, and addresses whose key is known, match only if key and hash both match")
 	fl.BoolVar(&f.strict, "strict", false, "stop at the first universe line that is not a candidate instead of skipping it")
