@@ -1301,9 +1301,13 @@ func atMost(p leak.PeerLeak) string {
 	return ""
 }
 
-// highestText names a view's highest posterior.
+// highestText names a view's highest posterior; a view that fetched
+// every block it scanned has none, every candidate matching alike.
 func highestText(p leak.PeerLeak) string {
-	if p.Highest == nil {
+	switch {
+	case p.Highest == nil && p.BlocksFetched > 0 && p.BlocksFetched == p.BlocksScanned:
+		return "every block scanned was fetched: every candidate matches, and the downloads reveal nothing"
+	case p.Highest == nil:
 		return "none matched"
 	}
 	return fmt.Sprintf("highest %.2f", *p.Highest)
