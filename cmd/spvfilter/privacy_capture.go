@@ -85,7 +85,7 @@ records (the labels of privacy simulate, a report) is refused.`,
 	fl := c.Flags()
 	fl.StringVar(&f.listen, "listen", "", "address clients connect to (HOST:PORT)")
 	fl.StringVar(&f.upstream, "upstream", "", "full node to relay to (HOST:PORT)")
-	fl.StringVar(&f.network, "network", "mainnet", "mainnet, testnet3, regtest, signet or simnet")
+	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.StringVar(&f.out, "out", "", "capture file, appended to (- for standard output; --json statistics then go to standard error)")
 	fl.IntVar(&f.maxClients, "max-clients", capture.DefaultMaxClients, "clients served at once (0: the default)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: run until interrupted)")

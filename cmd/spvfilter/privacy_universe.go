@@ -74,7 +74,7 @@ beside FILE and merged, so memory stays bounded on any chain.`,
 	}
 	fl := c.Flags()
 	fl.StringVar(&f.peer, "peer", "", "node to download blocks from (HOST:PORT)")
-	fl.StringVar(&f.network, "network", "mainnet", "mainnet, testnet3, regtest, signet or simnet")
+	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.Int32Var(&f.from, "from", 0, "first block height (default 0, the genesis block)")
 	fl.Int32Var(&f.to, "to", 0, "last block height (default: the tip)")
 	wantValues(fl, wantHeight, "from", "to")
