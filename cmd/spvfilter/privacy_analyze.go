@@ -479,7 +479,9 @@ func printReport(w io.Writer, r *attack.Report, captured []*capture.Filter, show
 // or none from --client (whose clients are named).
 func noSessions(file, client string, records []capture.Record, kind string, otherCmds []string, other string) error {
 	if len(records) == 0 {
-		return badInput("--capture %s: no record at all: want a capture file of privacy capture (or privacy simulate)", file)
+		return badInput("--capture %s: no record at all: want a capture file of privacy capture (or privacy simulate); "+
+			"privacy capture leaves one empty when no client connected to it or those that did sent nothing to record "+
+			"(its warning said so: point the client at its --listen address, on its network)", file)
 	}
 	var clients, cmds []string
 	for _, r := range records {
