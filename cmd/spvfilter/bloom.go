@@ -296,7 +296,7 @@ bloom add and match too).`,
 	c.Flags().Uint32Var(&f.elements, "elements", 0, "number of elements the filter is sized for")
 	wantValues(c.Flags(), "want a whole number from 1 to 4294967295", "elements")
 	c.Flags().Float64Var(&f.fpRate, "fprate", 0, "false-positive rate, between 0 and 1")
-	c.Flags().Uint32Var(&f.tweak, "tweak", 0, "tweak added to the hash seeds")
+	c.Flags().Uint32Var(&f.tweak, "tweak", 0, "tweak added to the hash seeds (default 0)")
 	c.Flags().StringVar(&f.flagsName, "flags", "none", "update flags: none, all or p2pubkey-only")
 	c.Flags().BoolVar(&f.allowDegenerate, "allow-degenerate", false, "build a filter that matches everything anyway, with a warning")
 	addSizingFlag(c, &f.sizing)

@@ -174,9 +174,9 @@ the filter's one line.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGCSBuild(a, &f, cmd.Flags()) },
 	}
 	c.Flags().StringVar(&f.block, "block", "", "serialized block as hex, @FILE or -")
-	c.Flags().StringArrayVar(&f.prevScripts, "prevout-script", nil, "script of an output the block spends, hex or @FILE of one per line (repeatable)")
+	c.Flags().StringArrayVar(&f.prevScripts, "prevout-script", nil, "script of an output the block spends, hex or @FILE of one per line (repeatable; default: none, then --no-prevouts is needed unless the block spends nothing)")
 	c.Flags().BoolVar(&f.noPrevouts, "no-prevouts", false, "build the filter of the block's output scripts alone")
-	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header, display byte order (zero for the genesis block)")
+	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header, display byte order, zero for the genesis block: also print the header that follows it (default: none, no header)")
 	_ = c.MarkFlagRequired("block")
 	c.MarkFlagsMutuallyExclusive("prevout-script", "no-prevouts")
 	return c

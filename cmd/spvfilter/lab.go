@@ -121,12 +121,12 @@ func newLabCommand(a *app) *cobra.Command {
 // register defines lab's flags on fl, bound to f, their defaults the
 // values f holds.
 func (f *labFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.vectors, "vectors", "", "file of BIP 158 test vectors whose blocks to use (@FILE too)")
-	fl.StringVar(&f.blocks, "blocks", "", "block file (written by --save-blocks) whose blocks to use (@FILE too)")
-	fl.StringVar(&f.save, "save-blocks", "", "with nodes: write the blocks downloaded to this block file (an earlier block file there is replaced, another file refused)")
+	fl.StringVar(&f.vectors, "vectors", "", "file of BIP 158 test vectors whose blocks to use (@FILE too; default: none, the blocks come from --blocks or nodes)")
+	fl.StringVar(&f.blocks, "blocks", "", "block file (written by --save-blocks) whose blocks to use (@FILE too; default: none, the blocks come from --vectors or nodes)")
+	fl.StringVar(&f.save, "save-blocks", "", "with nodes: write the blocks downloaded to this block file (an earlier block file there is replaced, another file refused; default: none written)")
 	f.peerFlags.register(fl)
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
-	fl.Int32Var(&f.from, "from", 0, "with nodes: first block height")
+	fl.Int32Var(&f.from, "from", 0, "with nodes: first block height (default 0, the genesis block)")
 	fl.Int32Var(&f.to, "to", 0, "with nodes: last block height (default: the tip)")
 	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "with nodes: longest wait for the whole answer to any one request")
 	fl.IntVar(&f.probes, "probes", f.probes, "random elements per design whose matches measure the false-positive rate (0 for none)")
@@ -138,7 +138,7 @@ func (f *labFlags) register(fl *pflag.FlagSet) {
 	wantValues(fl, "want a whole number from 1 to 32", "p-min", "p-max")
 	fl.DurationVar(&f.timing, "timing", f.timing, "least time spent timing each build and each watch list (0: no timing)")
 	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of the probes and watch lists")
-	fl.StringVar(&f.plot, "plot", "", "draw the cost per block and the cheapest P against the wallet size into this .svg or .png file")
+	fl.StringVar(&f.plot, "plot", "", "draw the cost per block and the cheapest P against the wallet size into this .svg or .png file (default: no plot)")
 }
 
 // maxLabProbes bounds --probes: a billion probes take minutes per design.

@@ -36,6 +36,18 @@ func TestLeakLine(t *testing.T) {
 			Peers:     []leak.PeerLeak{{Address: addr("a:1"), BlocksFetched: 1}},
 			Collusion: leak.PeerLeak{BlocksFetched: 1}},
 			[]string{"would attribute 0 of your 1 script at >= 0.95", "saw all 1 block"}, []string{"1 scripts", "1 blocks"}},
+		// Every block scanned fetched: the attack matches every
+		// candidate and attributes none; before, the line said "none
+		// matched" beside the transactions the scan had just found.
+		{"every block fetched", leak.Leak{WatchedScripts: 1,
+			Peers:     []leak.PeerLeak{{Address: addr("a:1"), BlocksScanned: 3, BlocksFetched: 3}},
+			Collusion: leak.PeerLeak{BlocksScanned: 3, BlocksFetched: 3}},
+			[]string{"would attribute 0 of your 1 script at >= 0.95 (0 at >= 0.5, every block scanned was fetched: every candidate matches, and the downloads reveal nothing)"},
+			[]string{"none matched"}},
+		{"some blocks fetched, none matched", leak.Leak{WatchedScripts: 1,
+			Peers:     []leak.PeerLeak{{Address: addr("a:1"), BlocksScanned: 30, BlocksFetched: 3}},
+			Collusion: leak.PeerLeak{BlocksScanned: 30, BlocksFetched: 3}},
+			[]string{"(0 at >= 0.5, none matched)"}, []string{"every candidate matches"}},
 		{"no block fetched", leak.Leak{WatchedScripts: 1,
 			Peers:     []leak.PeerLeak{{Address: addr("a:1")}},
 			Collusion: leak.PeerLeak{}},

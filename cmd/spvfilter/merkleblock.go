@@ -79,8 +79,8 @@ updated filter (filterload).`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runMerkleBlockBuild(a, &f, args) },
 	}
 	c.Flags().StringVar(&f.block, "block", "", "serialized block as hex, @FILE or -")
-	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -")
-	c.Flags().StringArrayVar(&f.txids, "txid", nil, "txid to prove, display byte order, or @FILE of one per line (repeatable; more may follow as arguments)")
+	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -: prove the transactions it matches (default: none, give --txid)")
+	c.Flags().StringArrayVar(&f.txids, "txid", nil, "txid to prove, display byte order, or @FILE of one per line (repeatable; more may follow as arguments; default: none, give --filter)")
 	_ = c.MarkFlagRequired("block")
 	return c
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -85,7 +87,8 @@ universe of U addresses against the wallet's BIP 37 filter learns:
 --filters B intersects B filters of the same wallet with different tweaks.
 --sweep VAR=VALUES prints a table instead, with VAR one of addresses,
 fprate, filters, universe-size and VALUES a comma-separated list of values
-and ranges START..END, START..END:STEP or START..END:xFACTOR (geometric).
+and ranges START..END (step 1: a range narrower than 1 needs a step),
+START..END:STEP or START..END:xFACTOR (geometric).
 --plot FILE.svg|FILE.png draws P_h(1) and P_h(N) along the sweep (or along
 addresses=1..2N without one). --monte-carlo TRIALS builds real filters and
 checks that the model lies within the measured 99% confidence interval.
@@ -126,9 +129,9 @@ input its outpoint, signature and key).`,
 	}
 	fl := c.Flags()
 	addModelFlags(fl, &f.p)
-	fl.StringVar(&f.sweep, "sweep", "", "vary one parameter: VAR=VALUES, VAR one of addresses, fprate, filters and universe-size, "+sweepValues)
-	fl.StringVar(&f.plot, "plot", "", "draw the curves into FILE.svg or FILE.png")
-	fl.StringVar(&f.plotJ, "plot-j", "", "draw P_h(j) against j into FILE.svg or FILE.png")
+	fl.StringVar(&f.sweep, "sweep", "", "vary one parameter: VAR=VALUES, VAR one of addresses, fprate, filters and universe-size, "+sweepValues+" (default: no sweep)")
+	fl.StringVar(&f.plot, "plot", "", "draw the curves into FILE.svg or FILE.png (default: no plot)")
+	fl.StringVar(&f.plotJ, "plot-j", "", "draw P_h(j) against j into FILE.svg or FILE.png (default: no plot)")
 	fl.IntVar(&f.monteCarlo, "monte-carlo", 0, "check the model with this many trials on real filters (0, the default, for none; else at least 2)")
 	fl.Uint64Var(&f.mcSample, "monte-carlo-sample", 0, "outside candidates tested per trial (default: all, at most 1000000)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the Monte Carlo run")
@@ -159,7 +162,7 @@ func checkModelFlags(p *model.Params) error {
 }
 
 // sweepValues says what the VALUES of --sweep VAR=VALUES are.
-const sweepValues = "VALUES a comma-separated list of numbers and ranges START..END, START..END:STEP or START..END:xFACTOR"
+const sweepValues = "VALUES a comma-separated list of numbers and ranges START..END (step 1), START..END:STEP or START..END:xFACTOR"
 
 // runModel prints the model of the flags' wallet (or its sweep, plots and
 // Monte Carlo check), or runAdvice's answer when fl has a target given.
@@ -302,6 +305,9 @@ func (r *modelRun) sweep() error {
 	if err != nil {
 		return badInputWords(fmt.Sprintf("--sweep %q", spec), err)
 	}
+	if err := narrowStepless(spec); err != nil {
+		return err
+	}
 	if r.plotJ != nil && len(s.Values) > plot.MaxJCurves {
 		// Refused before the sweep runs: a long one takes minutes.
 		return badInput("--plot-j %s: --sweep %q gives %d values, and --plot-j draws one curve of P_h(j) per value, at most %d: sweep fewer values, or leave out --plot-j",
@@ -329,6 +335,27 @@ func (r *modelRun) sweep() error {
 	}
 	printSweep(r.a.stdout, s, results)
 	printPlotFiles(r.a.stdout, r.f)
+	return nil
+}
+
+// narrowStepless refuses a range of the sweep spec, which ParseSweep
+// took, given without a step and narrower than the default step 1: it
+// would sweep its start alone.
+func narrowStepless(spec string) error {
+	_, list, _ := strings.Cut(spec, "=")
+	for _, item := range strings.Split(list, ",") {
+		item = strings.TrimSpace(item)
+		lo, hi, isRange := strings.Cut(item, "..")
+		if !isRange || strings.Contains(hi, ":") {
+			continue
+		}
+		start, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
+		end, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
+		if err1 == nil && err2 == nil && end > start && end-start < 1 {
+			return badInput("--sweep %q: the range %s has no step, and the default step 1 gives %s alone: give one, as %s:%s or %s:x2",
+				spec, item, strings.TrimSpace(lo), item, strconv.FormatFloat(start, 'g', -1, 64), item)
+		}
+	}
 	return nil
 }
 

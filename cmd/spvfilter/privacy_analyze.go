@@ -125,9 +125,9 @@ func newPrivacyAnalyzeCommand(a *app) *cobra.Command {
 
 // register defines the flags of privacy analyze on fl, bound to f.
 func (f *analyzeFlags) register(fl *pflag.FlagSet) {
-	fl.StringArrayVar(&f.filters, "filter", nil, "filterload payload in hex (repeatable)")
-	fl.StringVar(&f.capture, "capture", "", "capture file written by \"privacy capture\"")
-	fl.StringVar(&f.client, "client", "", "with --capture: only the sessions of this client HOST, HOST:PORT or SESSION id")
+	fl.StringArrayVar(&f.filters, "filter", nil, "filterload payload in hex (repeatable; default: none, give --capture)")
+	fl.StringVar(&f.capture, "capture", "", "capture file written by \"privacy capture\" (default: none, give --filter)")
+	fl.StringVar(&f.client, "client", "", "with --capture: only the sessions of this client HOST, HOST:PORT or SESSION id (default: every session)")
 	fl.StringVar(&f.universe, "universe", "", "candidate file, one per line (- for standard input) (required)")
 	fl.BoolVar(&f.pairTest, "pair-test", false, "public keys, and addresses whose key is known, match only if key and hash both match")
 	fl.BoolVar(&f.strict, "strict", false, "stop at the first universe line that is not a candidate instead of skipping it")
@@ -479,7 +479,9 @@ func printReport(w io.Writer, r *attack.Report, captured []*capture.Filter, show
 // or none from --client (whose clients are named).
 func noSessions(file, client string, records []capture.Record, kind string, otherCmds []string, other string) error {
 	if len(records) == 0 {
-		return badInput("--capture %s: no record at all: want a capture file of privacy capture (or privacy simulate)", file)
+		return badInput("--capture %s: no record at all: want a capture file of privacy capture (or privacy simulate); "+
+			"privacy capture leaves one empty when no client connected to it or those that did sent nothing to record "+
+			"(its warning said so: point the client at its --listen address, on its network)", file)
 	}
 	var clients, cmds []string
 	for _, r := range records {

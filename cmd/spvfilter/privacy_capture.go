@@ -72,8 +72,11 @@ yet sent its version, so silent connections cannot lock real clients out.
 It runs until interrupted (Ctrl-C) or for --duration, then prints what it
 recorded on standard output, as text or with --json as an object (with
 --out -, on standard error, so that standard output holds only the capture
-lines). An --out file that holds anything but capture records (the labels
-of privacy simulate, a report) is refused.`,
+lines). One that recorded nothing says so in a warning, on standard error
+and in --json's "warnings": no client connected (a client pointed at the
+node itself, at another port, or of another network), or those that did
+sent nothing to record. An --out file that holds anything but capture
+records (the labels of privacy simulate, a report) is refused.`,
 		Example: `  spvfilter privacy capture --listen 127.0.0.1:18555 --upstream 127.0.0.1:18444 --network regtest --out capture.jsonl
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
 		Args: noArgs,
@@ -82,7 +85,7 @@ of privacy simulate, a report) is refused.`,
 	fl := c.Flags()
 	fl.StringVar(&f.listen, "listen", "", "address clients connect to (HOST:PORT)")
 	fl.StringVar(&f.upstream, "upstream", "", "full node to relay to (HOST:PORT)")
-	fl.StringVar(&f.network, "network", "mainnet", "mainnet, testnet3, regtest, signet or simnet")
+	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.StringVar(&f.out, "out", "", "capture file, appended to (- for standard output; --json statistics then go to standard error)")
 	fl.IntVar(&f.maxClients, "max-clients", capture.DefaultMaxClients, "clients served at once (0: the default)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: run until interrupted)")
@@ -129,10 +132,32 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		// machine (a port in use, a permission), not the input.
 		return &restated{fmt.Sprintf("--listen %s: %s", f.listen, listenProblem(err)), err}
 	}
+	listening, start := r.Addr().String(), time.Now()
 	if err := f.serve(ctx, a, r, params.Name); err != nil {
 		return err
 	}
-	return a.printCaptureStats(f.out == "-", r.Stats())
+	st := r.Stats()
+	return a.printCaptureStats(f.out == "-", st, captureWarnings(st, listening, params.Name, time.Since(start)))
+}
+
+// captureWarnings says, when a relay that listened on listen for ran
+// recorded nothing, why that probably is: no client connected (the
+// client was pointed at another address, port or network), or those that
+// did sent nothing to record.
+func captureWarnings(st capture.RelayStats, listen, network string, ran time.Duration) []string {
+	if st.Records > 0 {
+		return nil
+	}
+	ran = ran.Round(100 * time.Millisecond)
+	if st.Clients == 0 {
+		return []string{fmt.Sprintf("nothing captured: no client connected to --listen %s in %s; point the light client at %s "+
+			"(its peer or connect setting), not at the node itself, on --network %s: a client given another address or port, "+
+			"or one of another network (a port of its own), connects elsewhere", listen, ran, listen, network)}
+	}
+	return []string{fmt.Sprintf("nothing captured: %s connected in %s but none sent a message to record "+
+		"(%d closed for bad messages, as a client of another network than --network %s sends; "+
+		"%d without a version message in time; %d idle): a client that loads no BIP 37 filter and fetches no block sends none",
+		plural(st.Clients, "client"), ran, st.Rejected, network, st.HandshakeTimeouts, st.IdleTimeouts)}
 }
 
 // check refuses, as bad input, the flags out of their range and an --out
@@ -209,12 +234,25 @@ func (o *captureOut) removeCreated() {
 	}
 }
 
-// printCaptureStats prints the relay's statistics st: the result, on
-// standard output, unless the records go there (dataOnStdout, --out -).
-func (a *app) printCaptureStats(dataOnStdout bool, st capture.RelayStats) error {
+// printCaptureStats prints the relay's statistics st and its warnings:
+// the result, on standard output, unless the records go there
+// (dataOnStdout, --out -).
+func (a *app) printCaptureStats(dataOnStdout bool, st capture.RelayStats, warnings []string) error {
 	if a.json {
-		return printStats(a, dataOnStdout, newCaptureStatsJSON(st))
+		// Standard error holds JSON lines: each warning is one, unless
+		// the statistics, which carry them, go there.
+		for _, w := range warnings {
+			if !dataOnStdout {
+				fmt.Fprintf(a.stderr, "%s\n", plainJSON(struct {
+					Warning string `json:"warning"`
+				}{w}))
+			}
+		}
+		js := newCaptureStatsJSON(st)
+		js.Warnings = orEmpty(warnings)
+		return printStats(a, dataOnStdout, js)
 	}
+	a.warn(warnings)
 	w, prefix := a.stdout, ""
 	if dataOnStdout {
 		w, prefix = a.stderr, "spvfilter: "

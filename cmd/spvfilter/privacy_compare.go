@@ -54,7 +54,7 @@ F/P blocks, and a wallet script only when all k of its blocks came to it.
 	fl.Uint64Var(&f.p.Blocks, "blocks", f.p.Blocks, "blocks scanned H (52560: a year)")
 	fl.Uint64Var(&f.p.WalletBlocks, "wallet-blocks", 0, "blocks R with a wallet transaction, at least --appearances (default: one per address, at least --appearances, at most --blocks)")
 	fl.Uint32Var(&f.p.Appearances, "appearances", f.p.Appearances, "blocks each script appears in (a receive and its spend: 2)")
-	fl.Float64Var(&f.p.Decoys, "decoys", f.p.Decoys, "random blocks the BIP 157 client fetches per real one")
+	fl.Float64Var(&f.p.Decoys, "decoys", f.p.Decoys, "random blocks the BIP 157 client fetches per real one (default 0: none)")
 	fl.Uint32Var(&f.p.Peers, "peers", f.p.Peers, "peers the BIP 157 client spreads its block downloads over at random")
 	wantValues(fl, "want a whole number from 1 to 4294967295", "watch-per-address", "elements-per-block", "appearances", "peers")
 	wantValues(fl, "want a whole number, at least 1", "blocks")

@@ -126,7 +126,7 @@ func newPrivacyFetchesCommand(a *app) *cobra.Command {
 func (f *fetchesFlags) register(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&f.captures, "capture", nil, "capture file written by \"privacy capture\"; repeat it for the captures of several nodes")
 	fl.StringVar(&f.index, "index", "", "appearance index written by \"privacy universe --index\"")
-	fl.StringVar(&f.client, "client", "", "only the sessions of this client HOST, HOST:PORT or SESSION id")
+	fl.StringVar(&f.client, "client", "", "only the sessions of this client HOST, HOST:PORT or SESSION id (default: every session)")
 	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxFetchMatches, "most matches listed per session, least explained by chance first (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed per session in the text report")
 	fl.BoolVar(&f.intersect, "intersect", false, "also join the kept sessions as one client's (the intersection of their downloads)")

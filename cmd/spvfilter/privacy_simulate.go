@@ -222,7 +222,7 @@ func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
 	fl.Var(floatRangeValue{&o.FPRate}, "fprate", "false-positive rate per wallet, X or MIN..MAX (log-uniform)")
 	fl.Var(sizingValue{&o.Sizing}, "sizing", "filter sizing: core (Bitcoin Core) or bitcoinj (bitcoinj, python-bitcoinlib: floating-point hash-function count)")
 	fl.IntVar(&o.ElementsPerAddress, "elements-per-address", o.ElementsPerAddress, "elements inserted per address: 2 (key and hash, bitcoinj) or 1 (hash)")
-	fl.IntVar(&o.ExtraElements, "extra-elements", o.ExtraElements, "elements added to the count a filter is sized for (bitcoinj: 100)")
+	fl.IntVar(&o.ExtraElements, "extra-elements", o.ExtraElements, "elements added to the count a filter is sized for (default 0, the rate drawn; bitcoinj adds 100)")
 	fl.Float64Var(&o.PayFraction, "pay-fraction", o.PayFraction, "share of wallets that paid another (their filters hold some of the payee's addresses)")
 	fl.Float64Var(&o.FilterAddFraction, "filteradd-fraction", o.FilterAddFraction, "share of wallet sessions that send their newest addresses by filteradd")
 	fl.IntVar(&o.Noise, "noise", o.Noise, "sessions of no wallet of the universe")
@@ -235,7 +235,7 @@ func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
 	fl.Var(intRangeValue{&o.Fetch.Payers}, "payers", "payers of each BIP 157 wallet, N or MIN..MAX")
 	fl.IntVar(&o.Fetch.Decoys, "decoys", o.Fetch.Decoys, "random blocks each BIP 157 session fetches on purpose")
 	fl.IntVar(&o.Fetch.Noise, "fetch-noise", o.Fetch.Noise, "BIP 157 sessions of no wallet (random downloads)")
-	fl.Float64Var(&o.Fetch.CoverTarget, "cover-target", o.Fetch.CoverTarget, "covered regime: the target in (0, 1) its clients draw covers to, 0.5 unless set (attack the capture with privacy fetches --cover-target of the same value)")
+	fl.Float64Var(&o.Fetch.CoverTarget, "cover-target", o.Fetch.CoverTarget, "covered regime: the target in (0, 1) its clients draw covers to (default 0.5 in that regime; attack the capture with privacy fetches --cover-target of the same value)")
 	fl.StringVar(&f.out, "out", "", "directory to write the files into (created if needed)")
 	fl.BoolVar(&f.force, "force", false, "replace the files of an earlier simulation in --out, and remove those this one does not write")
 }

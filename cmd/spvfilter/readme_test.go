@@ -75,12 +75,72 @@ func TestReadmeRegtestRecipe(t *testing.T) {
 		`echo "height after a restart: $(` + strings.TrimPrefix(count, "until ") + `)"` + "\nkill $!\n"
 	script := strings.NewReplacer("18444", freeLoopbackPort(t), "18334", freeLoopbackPort(t)).Replace(recipe + again)
 
-	dir := t.TempDir()
+	stdout, stderr, dir, linked := runReadmeScript(t, root, script)
+	if !strings.Contains(stdout, "transactions found: 5") || !strings.Contains(stdout, "scanned 6 blocks (0..5)") {
+		t.Errorf("the scan did not find the 5 coinbase transactions:\n%s\n%s", stdout, stderr)
+	}
+	if !strings.Contains(stdout, "height after a restart: 0\n") {
+		t.Errorf("the node started again kept its chain, which the README says it deletes:\n%s", stdout)
+	}
+	checkOnlyBinAndRegtest(t, dir, linked)
+}
+
+// sendRecipeHeading introduces the README's recipe of a transaction for
+// send on regtest.
+const sendRecipeHeading = "A transaction for `send` on regtest"
+
+// TestReadmeSendRecipe runs the README's recipe of a transaction for send
+// on regtest as written, as TestReadmeRegtestRecipe runs the scan's, on
+// free ports: a node mining to the P2SH address of OP_TRUE, a coinbase
+// spent by a transaction btcctl builds and sed completes, sent with send,
+// mined, and found by a scan. send must print the txid and accept it, and
+// the scan find that txid in block 102 with the block's coinbase.
+func TestReadmeSendRecipe(t *testing.T) {
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("the README's recipe is a bash script, and bash is not installed")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe := shellBlockAfter(t, string(readme), sendRecipeHeading)
+	for _, want := range []string{"go build -o bin/ ", "--datadir=regtest", "--listen=127.0.0.1:", "--rpclisten=127.0.0.1:", "until bin/btcctl", "bin/spvfilter send ", "kill %1"} {
+		if !strings.Contains(recipe, want) {
+			t.Fatalf("the recipe lacks %q:\n%s", want, recipe)
+		}
+	}
+	script := strings.NewReplacer("18444", freeLoopbackPort(t), "18334", freeLoopbackPort(t)).Replace(recipe)
+	stdout, stderr, dir, linked := runReadmeScript(t, root, script)
+	txid, _, _ := strings.Cut(stdout, "\n")
+	if len(txid) != 64 || strings.Trim(txid, "0123456789abcdef") != "" {
+		t.Fatalf("send printed no txid first:\n%s\n%s", stdout, stderr)
+	}
+	if !strings.Contains(stdout, txid+"  height 102 ") || !strings.Contains(stdout, "transactions found: 2") {
+		t.Errorf("the scan did not find %s in block 102 with its coinbase:\n%s\n%s", txid, stdout, stderr)
+	}
+	// The README says send warns that the acceptance rests on the one node.
+	if !strings.Contains(stderr, "acceptance of "+txid+" is unconfirmed") {
+		t.Errorf("send did not warn that its acceptance rests on one node:\n%s", stderr)
+	}
+	checkOnlyBinAndRegtest(t, dir, linked)
+}
+
+// runReadmeScript runs script with bash -e in a fresh directory that
+// holds the module's files at root (linked) as a clone does, within 4
+// minutes, its process group stopped at the end whatever happens; a
+// script that fails fails the test with the tail of regtest/btcd.out. It
+// returns the script's output, the directory and the names linked.
+func runReadmeScript(t *testing.T, root, script string) (stdout, stderr, dir string, linked []string) {
+	t.Helper()
+	dir = t.TempDir()
 	entries, err := os.ReadDir(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var linked []string
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") || e.Name() == "bin" || e.Name() == "regtest" {
 			continue
@@ -101,22 +161,23 @@ func TestReadmeRegtestRecipe(t *testing.T) {
 	// A node left running by a script that failed holds its output open:
 	// Run returns anyway, and the group is stopped below.
 	cmd.WaitDelay = 10 * time.Second
-	var stdout, stderr strings.Builder
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
 	if cmd.Process != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	if err != nil {
 		log, _ := os.ReadFile(filepath.Join(dir, "regtest", "btcd.out"))
-		t.Fatalf("the recipe failed: %v\nstdout:\n%s\nstderr:\n%s\nbtcd:\n%s", err, stdout.String(), stderr.String(), tail(string(log), 20))
+		t.Fatalf("the recipe failed: %v\nstdout:\n%s\nstderr:\n%s\nbtcd:\n%s", err, out.String(), errb.String(), tail(string(log), 20))
 	}
-	if !strings.Contains(stdout.String(), "transactions found: 5") || !strings.Contains(stdout.String(), "scanned 6 blocks (0..5)") {
-		t.Errorf("the scan did not find the 5 coinbase transactions:\n%s\n%s", stdout.String(), stderr.String())
-	}
-	if !strings.Contains(stdout.String(), "height after a restart: 0\n") {
-		t.Errorf("the node started again kept its chain, which the README says it deletes:\n%s", stdout.String())
-	}
+	return out.String(), errb.String(), dir, linked
+}
+
+// checkOnlyBinAndRegtest fails the test if a recipe run in dir left
+// anything there but the names linked, bin/ and regtest/.
+func checkOnlyBinAndRegtest(t *testing.T, dir string, linked []string) {
+	t.Helper()
 	after, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -176,4 +237,39 @@ func freeLoopbackPort(t *testing.T) string {
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// TestSendHelpRecipeIsTested: send --help teaches how to make a
+// transaction on regtest with the lines of the README's recipe, which
+// TestReadmeSendRecipe runs: each command line the help shows is one of
+// the recipe's, so that the help cannot drift from what is tested (before,
+// send took a signed transaction and said nowhere how to make one).
+func TestSendHelpRecipeIsTested(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recipe := strings.Split(shellBlockAfter(t, string(readme), sendRecipeHeading), "\n")
+	help, _, status := runCLIInProcess("", "send", "--help")
+	if status != exitOK {
+		t.Fatalf("send --help: status %d", status)
+	}
+	_, section, ok := strings.Cut(help, "A transaction to try it with, on regtest")
+	if !ok {
+		t.Fatalf("send --help does not say how to make a transaction on regtest:\n%s", help)
+	}
+	section, _, _ = strings.Cut(section, "\nUsage:")
+	var shown int
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "  ") {
+			continue
+		}
+		shown++
+		if !slices.Contains(recipe, strings.TrimPrefix(line, "  ")) {
+			t.Errorf("send --help shows a line the README's tested recipe lacks: %q", line)
+		}
+	}
+	if shown < 5 || !strings.Contains(section, "bin/spvfilter send ") || !strings.Contains(section, "createrawtransaction") {
+		t.Errorf("send --help shows %d lines of the recipe, want its build, sign and send:\n%s", shown, section)
+	}
 }

@@ -202,7 +202,7 @@ func (fl *scanFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&fl.network, "network", "mainnet", networkNames())
 	f.StringVar(&fl.mode, "mode", "bip157", "bip37 or bip157")
 	f.StringArrayVar(&fl.watch, "watch", nil, "an address, hex output script or TXID:VOUT[:SCRIPT] outpoint to watch (repeatable)")
-	f.Int32Var(&fl.from, "from", 0, "first block height to scan")
+	f.Int32Var(&fl.from, "from", 0, "first block height to scan (default 0, the genesis block)")
 	f.Int32Var(&fl.to, "to", 0, "last block height to scan (default the chain tip)")
 	wantValues(f, wantHeight, "from", "to")
 	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for the whole answer to any one request")
@@ -216,7 +216,7 @@ func (fl *scanFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&fl.isolate, "isolate", false, "bip157: fetch each block over a connection of its own through --proxy, with fresh SOCKS5 credentials, which Tor isolates on a circuit of its own: a node sees each block asked by a stranger (needs --proxy)")
 	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above P (0, the default, for none; else in (0, 1); while the covers are short, a scan first explores blocks for more, within --max-cover-blocks, and fetches, of the wallet's blocks, only those it explores as any other and, once, one of each of its chains until they meet P); bip37: size the filter, in place of --fprate, so that the model's E[P_h(N)] stays below P for the filtering peer")
 	f.BoolVar(&fl.newCovers, "new-covers", false, "with --privacy-target: start a new cover set in place of a damaged or deleted cover file (anyone holding earlier sessions can then strip the covers they fetched)")
-	f.IntVar(&fl.maxCoverBlock, "max-cover-blocks", 0, "with --privacy-target: most blocks a scan fetches only for covers, those explored to find them included (0: 4 times the wallet's; -1: no bound); covers still short within it stop the scan before any block of the wallet's is fetched (the next scan explores on), unless --allow-short-covers")
+	f.IntVar(&fl.maxCoverBlock, "max-cover-blocks", 0, "with --privacy-target: most blocks a scan fetches only for covers, those explored to find them included (default 0: 4 times the wallet's; -1: no bound); covers still short within it stop the scan before any block of the wallet's is fetched (the next scan explores on), unless --allow-short-covers")
 	f.BoolVar(&fl.allowShort, "allow-short-covers", false, "with --privacy-target: when the covers are short of the target within --max-cover-blocks, fetch the wallet's blocks anyway with the covers found, and report the target not met, instead of stopping before any is fetched (a peer that records the scan keeps what it exposed)")
 	fl.leak.register(f)
 	wantValues(f, "want a whole number of scripts, more than the watch list's", "universe-size")
@@ -1301,9 +1301,13 @@ func atMost(p leak.PeerLeak) string {
 	return ""
 }
 
-// highestText names a view's highest posterior.
+// highestText names a view's highest posterior; a view that fetched
+// every block it scanned has none, every candidate matching alike.
 func highestText(p leak.PeerLeak) string {
-	if p.Highest == nil {
+	switch {
+	case p.Highest == nil && p.BlocksFetched > 0 && p.BlocksFetched == p.BlocksScanned:
+		return "every block scanned was fetched: every candidate matches, and the downloads reveal nothing"
+	case p.Highest == nil:
 		return "none matched"
 	}
 	return fmt.Sprintf("highest %.2f", *p.Highest)

@@ -110,7 +110,31 @@ Outcomes, and what to do:
     peer, which says when it refuses.
   exit 1, "announced it and then ...: the announcement is not
     believed", "disconnected": that peer is named (and banned for a
-    proven lie); give other peers.`
+    proven lie); give other peers.
+
+A transaction to try it with, on regtest and with no wallet (btcd has
+none): let the node mine to 2ND8PB9RrfCaAcjfjP1Y6nAgFd9zWHYX4DN, the P2SH
+address of the script OP_TRUE (51), which anyone spends by pushing that
+script (input script 0151), with no key; regtest only, since anyone can
+take such coins. After 101 blocks the first coinbase is mature: btcctl
+builds a transaction spending it with an empty input script, sed puts
+0151 in its place, and send broadcasts it. With btcd, btcctl and
+spvfilter built into bin/ and regtest/rpc.conf holding
+"regtest=1 rpcuser=u rpcpass=p notls=1", one setting a line (README.md,
+"A transaction for send on regtest", has the whole recipe, run by the
+tests as written):
+
+  ANYONE=2ND8PB9RrfCaAcjfjP1Y6nAgFd9zWHYX4DN
+  bin/btcd -C regtest/rpc.conf --datadir=regtest --logdir=regtest --listen=127.0.0.1:18444 --rpclisten=127.0.0.1:18334 --miningaddr=$ANYONE > regtest/btcd.out 2>&1 &
+  until bin/btcctl -C regtest/rpc.conf -s 127.0.0.1:18334 getblockcount >/dev/null 2>&1; do kill -0 $! || break; sleep 1; done
+  bin/btcctl -C regtest/rpc.conf -s 127.0.0.1:18334 generate 101 >/dev/null
+  coinbase=$(bin/spvfilter scan --connect 127.0.0.1:18444 --network regtest --watch $ANYONE --to 1 2>/dev/null | head -1 | cut -d' ' -f1)
+  raw=$(bin/btcctl -C regtest/rpc.conf -s 127.0.0.1:18334 createrawtransaction "[{\"txid\":\"$coinbase\",\"vout\":0}]" "{\"$ANYONE\":49.999}")
+  echo "$raw" | sed 's/^\(.\{82\}\)00/\1020151/' > regtest/tx.hex
+  bin/spvfilter send --connect 127.0.0.1:18444 --network regtest @regtest/tx.hex
+
+A transaction signed by a wallet (btcwallet's signrawtransaction, Bitcoin
+Core's signrawtransactionwithwallet) is sent the same way.`
 
 // sendExample shows send to one node and to two, with --json.
 const sendExample = `  spvfilter send --connect 127.0.0.1:18444 --network regtest 0200000001…
