@@ -503,8 +503,19 @@ func (p *Peer) beginRequest(ctx context.Context, op string, timed bool) (func(),
 // Ended by ctx before the writer took its first message (waiting for the
 // queue or in it), a request keeps the connection: nothing of it was sent.
 func (p *Peer) send(ctx context.Context, op string, msg wire.Message, deadline time.Time) error {
+	return p.sendAs(ctx, op, msg, deadline, abandonFirst)
+}
+
+// sendAs is send; a request's first message, ended by ctx, does what
+// first says (abandonFirst or abandonHeld, see abandon); a later one
+// drops the connection.
+func (p *Peer) sendAs(ctx context.Context, op string, msg wire.Message, deadline time.Time, first abandon) error {
 	r := p.req.Load()
-	if err := p.writeFirst(ctx, op, msg, deadline, r != nil && r.start.IsZero()); err != nil {
+	how := abandonDrops
+	if r != nil && r.start.IsZero() {
+		how = first
+	}
+	if err := p.writeFirst(ctx, op, msg, deadline, how); err != nil {
 		return err
 	}
 	if r != nil {

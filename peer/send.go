@@ -55,7 +55,9 @@ func (p *Peer) serveOffers(m *wire.MsgGetData) {
 // it (getdata), which it answers; it reports whether the node asked within
 // the timeout. A node that already has the transaction does not ask: use
 // HasTx to tell. The transaction stays on offer, answered whenever the
-// node asks again, until the connection ends.
+// node asks again, until the connection ends. Ended by ctx, it keeps the
+// connection, whether the inv was written or not: no request awaits an
+// answer to it, and the node's getdata is served whenever it comes.
 func (p *Peer) Announce(ctx context.Context, tx *wire.MsgTx) (requested bool, err error) {
 	return p.announce(ctx, tx, p.cfg.Timeout, nil)
 }
@@ -138,11 +140,14 @@ func (p *Peer) HasTx(ctx context.Context, txid chainhash.Hash) (bool, error) {
 // request waiting for the connection (another request in flight, a block
 // coming slowly) spends none of it. While it waits for the connection,
 // and until the writer takes the getdata, ctx ends it with ctx's error and
-// the connection stays: nothing was asked. Once written, the answer is
-// waited for until within passes, ctx or not, so that a node answering
-// is not dropped mid-answer; one that has not answered by then is cut
-// short with a *TimeoutError whose Within is within, and the connection
-// is dropped, as after any request abandoned.
+// the connection stays: nothing was asked. Once the writer took it, ctx
+// no longer counts: the getdata is written (a write that does not end by
+// the timeout, to a node that stopped reading, fails with a
+// *TimeoutError and drops the connection), and the answer is waited for
+// until within passes, so that a node answering is not dropped
+// mid-answer; one that has not answered by then is cut short with a
+// *TimeoutError whose Within is within, and the connection is dropped,
+// as after any request abandoned.
 func (p *Peer) HasTxWithin(ctx context.Context, txid chainhash.Hash, within time.Duration) (bool, error) {
 	const op = "getdata tx"
 	end, err := p.beginRequest(ctx, op, true)
@@ -174,13 +179,20 @@ func (p *Peer) getTx(ctx context.Context, txid chainhash.Hash, anyTx bool) (*wir
 
 // askTx is getTx's request, begun by the caller. With within > 0 the
 // answer is due within after the getdata is written, and ctx no longer
-// ends the wait for it (see HasTxWithin). written, if not nil, is told
+// ends the request once the writer took the getdata: neither the write
+// nor the wait for the answer (see HasTxWithin). written, if not nil, is told
 // when the getdata was written.
 func (p *Peer) askTx(ctx context.Context, op string, txid chainhash.Hash, anyTx bool, within time.Duration, written func(time.Time)) (*wire.MsgTx, error) {
 	req := wire.NewMsgGetData()
 	req.AddInvVect(wire.NewInvVect(wire.InvTypeWitnessTx, &txid))
 	deadline := p.deadline()
-	if err := p.send(ctx, op, req, deadline); err != nil {
+	// With within, a getdata the writer took is out: ctx no longer ends
+	// the request (the write, then the answer, are waited for).
+	how := abandonFirst
+	if within > 0 {
+		how = abandonHeld
+	}
+	if err := p.sendAs(ctx, op, req, deadline, how); err != nil {
 		return nil, err
 	}
 	if written != nil {

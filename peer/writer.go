@@ -172,21 +172,48 @@ func (p *Peer) writeMsg(msg wire.Message, deadline time.Time) error {
 	return err
 }
 
-// write queues msg for the writer and waits until it is written, giving
-// up at deadline.
+// write queues msg, a message no request awaits an answer to (an inv:
+// the node's getdata for it is served by the read loop whenever it
+// comes), for the writer and waits until it is written, giving up at
+// deadline. Ended by ctx, it keeps the connection: msg is withdrawn if
+// the writer has not taken it, else written still, and nothing can
+// mistake what the node says of it for another request's answer.
 func (p *Peer) write(ctx context.Context, op string, msg wire.Message, deadline time.Time) error {
-	return p.writeFirst(ctx, op, msg, deadline, false)
+	return p.writeFirst(ctx, op, msg, deadline, abandonKeeps)
 }
 
-// writeFirst is write. Ended by ctx before the writer took msg, while it
-// waited for room in the queue or in the queue (it is withdrawn then,
-// never sent), it drops the connection unless first (msg is the first
-// message of the request in flight: nothing of it was sent, so no answer
-// of it can come late). Ended once the writer took msg, it drops the
-// connection: msg is written still, and its answer could come late.
-func (p *Peer) writeFirst(ctx context.Context, op string, msg wire.Message, deadline time.Time, first bool) error {
+// abandon says what a write ended by its context does with the
+// connection (see writeFirst).
+type abandon int
+
+const (
+	// abandonDrops: msg belongs to a request under way whose first
+	// message was sent: the connection is dropped, since an answer to
+	// what was sent could come late.
+	abandonDrops abandon = iota
+	// abandonFirst: msg is the first message of the request in flight:
+	// withdrawn before the writer took it, nothing was sent and the
+	// connection stays; taken, it is written still and the connection
+	// is dropped.
+	abandonFirst
+	// abandonHeld: msg is the first message of a request whose answer is
+	// awaited, within its bound, whatever the context says once msg is
+	// out (see HasTxWithin): withdrawn before the writer took it, as
+	// abandonFirst; taken, the context no longer counts, and the write
+	// is waited for (until deadline), so that the request goes on.
+	abandonHeld
+	// abandonKeeps: no request awaits an answer to msg (see write): the
+	// connection stays whether the writer took msg or not.
+	abandonKeeps
+)
+
+// writeFirst queues msg for the writer and waits until it is written,
+// giving up at deadline; how ends tells what ctx ending first does (see
+// abandon). A request waiting for room in the queue or in the queue is
+// withdrawn (msg never sent) when ctx ends before the writer took msg.
+func (p *Peer) writeFirst(ctx context.Context, op string, msg wire.Message, deadline time.Time, how abandon) error {
 	if err := ctx.Err(); err != nil {
-		if !first {
+		if how == abandonDrops {
 			p.drop()
 		}
 		return err
@@ -194,7 +221,7 @@ func (p *Peer) writeFirst(ctx context.Context, op string, msg wire.Message, dead
 	o := &outgoing{msg: msg, deadline: deadline, done: make(chan error, 1)}
 	timer := time.NewTimer(time.Until(deadline))
 	defer timer.Stop()
-	queue := p.w.queue
+	queue, cancelled := p.w.queue, ctx.Done()
 	for {
 		select {
 		case queue <- o:
@@ -213,9 +240,13 @@ func (p *Peer) writeFirst(ctx context.Context, op string, msg wire.Message, dead
 			default:
 			}
 			return p.disconnected(op)
-		case <-ctx.Done():
+		case <-cancelled:
 			unsent := o.withdraw() // false once the writer took it
-			if !unsent || !first {
+			switch {
+			case !unsent && how == abandonHeld:
+				cancelled = nil // written still: its answer is awaited
+				continue
+			case how == abandonDrops || !unsent && how == abandonFirst:
 				p.drop() // the writer sends it still; or not first
 			}
 			return ctx.Err()

@@ -111,8 +111,11 @@ const MinedSearchDepth = 144
 // waiting for its connection, another request under way there, is
 // not): the peer's connection is then dropped (replaced at the next
 // send), its failure says so (CutShortError), and no other peer's answer
-// waits for it. A question written is answered or cut short even when
-// ctx ends: the send returns askWait after that at most. A peer's watch
+// waits for it. A question the connection's writer took is answered or
+// cut short even when ctx ends: the send returns askWait after it was
+// written at most (its write, to a node that stopped reading, ends at
+// the timeout, the connection dropped); nothing else ctx ends on the
+// peer's own connection drops it. A peer's watch
 // (peer.TxWatch) is opened when the send begins; the peer's turn waits
 // for it watchOpenWait at most (through Config.Proxy, half the timeout
 // if that is longer). A
