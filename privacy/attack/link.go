@@ -219,6 +219,13 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 	l.Pairs = lk.links(&fit)
 	lk.triangles(&fit, l.Pairs, l.Threshold)
 	lk.hubs(l.Pairs, fit.est.priors[sameWallet])
+	if paymentsWarning(&fit.est) != "" {
+		// Where wallets pay each other several addresses, a session out
+		// of order among two it is linked to reads as a payer's.
+		if w := lk.order(l.Pairs); w != "" {
+			lk.warnings = append(lk.warnings, w)
+		}
+	}
 	l.Groups = lk.group(l.Pairs, l.Threshold)
 	lk.apart(l.Pairs, l.Groups, l.Threshold)
 	// The learned steps were fitted on the estimated priors and the
