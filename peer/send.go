@@ -144,10 +144,12 @@ func (p *Peer) HasTx(ctx context.Context, txid chainhash.Hash) (bool, error) {
 // no longer counts: the getdata is written (a write that does not end by
 // the timeout, to a node that stopped reading, fails with a
 // *TimeoutError and drops the connection), and the answer is waited for
-// until within passes, so that a node answering is not dropped
-// mid-answer; one that has not answered by then is cut short with a
-// *TimeoutError whose Within is within, and the connection is dropped,
-// as after any request abandoned.
+// until within passes (and, ctx ended, no later than the timeout after
+// the getdata was queued, as its write: a node reading it slowly does
+// not make a caller that gave up wait twice the timeout), so that a
+// node answering is not dropped mid-answer; one that has not answered
+// by then is cut short with a *TimeoutError whose Within is within, and
+// the connection is dropped, as after any request abandoned.
 func (p *Peer) HasTxWithin(ctx context.Context, txid chainhash.Hash, within time.Duration) (bool, error) {
 	const op = "getdata tx"
 	end, err := p.beginRequest(ctx, op, true)
@@ -199,7 +201,14 @@ func (p *Peer) askTx(ctx context.Context, op string, txid chainhash.Hash, anyTx 
 		written(time.Now())
 	}
 	if within > 0 {
-		ctx, deadline = context.WithoutCancel(ctx), time.Now().Add(within)
+		// A caller that gave up while the getdata was written waits no
+		// longer than the write's deadline (the timeout) for the answer
+		// either: a node reading slowly does not stretch it to twice.
+		answerBy := time.Now().Add(within)
+		if ctx.Err() != nil && answerBy.After(deadline) {
+			answerBy = deadline
+		}
+		ctx, deadline = context.WithoutCancel(ctx), answerBy
 	}
 	m, err := p.recv(ctx, op, deadline, func(m wire.Message) bool {
 		switch m := m.(type) {
