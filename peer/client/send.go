@@ -113,9 +113,11 @@ const MinedSearchDepth = 144
 // send), its failure says so (CutShortError), and no other peer's answer
 // waits for it. A question the connection's writer took is answered or
 // cut short even when ctx ends: the send returns askWait after it was
-// written at most (its write, to a node that stopped reading, ends at
-// the timeout, the connection dropped); nothing else ctx ends on the
-// peer's own connection drops it. A peer's watch
+// written at most, the given peer's own check in its turn (bounded by
+// the timeout, so that btcd has time for its verdict) the timeout after
+// (its write, to a node that stopped reading, ends at the timeout, the
+// connection dropped); nothing else ctx ends on the peer's own
+// connection drops it. A peer's watch
 // (peer.TxWatch) is opened when the send begins; the peer's turn waits
 // for it watchOpenWait at most (through Config.Proxy, half the timeout
 // if that is longer). A
