@@ -136,6 +136,26 @@ func (d *roundDraw) onceTier() map[string]bool {
 // (the heights the round explores) holds one as full; in order of
 // height.
 func (cs *coverScan) walletOnce(now []int32) []int32 {
+	var out []int32
+	for _, at := range cs.walletChainsAt() {
+		if cs.chainAskedBefore(at) {
+			continue
+		}
+		h := fullest(at)
+		if slices.ContainsFunc(now, func(n int32) bool { return at[n] == at[h] }) {
+			continue // the round asks for a block as full already
+		}
+		out = append(out, h)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// walletChainsAt returns, for each of the wallet's chains matched in
+// the range (its scripts' heights on the held filters among the
+// wallet's blocks, less the matches known false), its scripts per
+// height.
+func (cs *coverScan) walletChainsAt() []map[int32]int {
 	var ms []member
 	for i, s := range cs.wallet {
 		if i >= len(cs.walletHeights) {
@@ -149,28 +169,20 @@ func (cs *coverScan) walletOnce(now []int32) []int32 {
 		}
 	}
 	walletChains(ms)
-	chains := map[uint64]map[int32]int{} // per chain, its scripts per height
+	byGroup := map[uint64]map[int32]int{}
+	var out []map[int32]int
 	for _, m := range ms {
-		if chains[m.group] == nil {
-			chains[m.group] = map[int32]int{}
+		at := byGroup[m.group]
+		if at == nil {
+			at = map[int32]int{}
+			byGroup[m.group] = at
+			out = append(out, at)
 		}
 		for _, h := range m.heights {
-			chains[m.group][h]++
+			at[h]++
 		}
 	}
-	var out []int32
-	for _, at := range chains {
-		if cs.chainAskedBefore(at) {
-			continue
-		}
-		h := fullest(at)
-		if slices.ContainsFunc(now, func(n int32) bool { return at[n] == at[h] }) {
-			continue // the round asks for a block as full already
-		}
-		out = append(out, h)
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
 // chainAskedBefore reports whether a peer was asked for a block of the chain
@@ -215,4 +227,47 @@ func (cs *coverScan) noteWalletExplored(hs []int32) {
 			cs.walletExplored[h] = true
 		}
 	}
+}
+
+// dropUnfound returns hs, the heights the round that asks for the
+// wallet's blocks once explores, without every block of each of the
+// wallet's chains none of whose blocks any peer was asked for before
+// the scan, unless hs holds one of its blocks as full as its fullest:
+// a cover chain is found in its owner's block holding every script of
+// it, and one whose other blocks the same round explores is found
+// joined with their transactions' scripts (ownerChains reads the
+// round's blocks together), a chain of another shape, so the covers
+// drawn seldom have more than the block they were found in asked in
+// that round. The wallet's chain's block asked once stands for that
+// block; its other blocks the sweep reaches later are asked as a
+// cover's are (covers_asked.go), and those it passes in this round are
+// asked only once it laps, or with the plan.
+func (cs *coverScan) dropUnfound(hs []int32) []int32 {
+	drop := map[int32]bool{}
+	now := map[int32]bool{}
+	for _, h := range hs {
+		now[h] = true
+	}
+	for _, at := range cs.walletChainsAt() {
+		if cs.chainAskedBefore(at) {
+			continue
+		}
+		most, found := 0, false
+		for _, n := range at {
+			most = max(most, n)
+		}
+		for h, n := range at {
+			found = found || now[h] && n == most
+		}
+		if found {
+			continue
+		}
+		for h := range at {
+			drop[h] = true
+		}
+	}
+	if len(drop) == 0 {
+		return hs
+	}
+	return slices.DeleteFunc(slices.Clone(hs), func(h int32) bool { return drop[h] })
 }

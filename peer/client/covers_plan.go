@@ -66,6 +66,7 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 		}
 		var once []int32
 		if !cs.onceAsked && (cs.c == nil || !cs.c.cfg.AllowShortCovers) {
+			hs = cs.dropUnfound(hs)
 			once, cs.onceAsked = cs.walletOnce(hs), true
 			cs.onceFetched = len(once)
 			if len(once) > 0 {

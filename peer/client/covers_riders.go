@@ -97,11 +97,21 @@ type riderChain struct {
 	// spent is, for each member, 1 where an input of a block held
 	// spends it (spentIn), else 0.
 	spent []float64
+	// asked is how many of the chain's blocks any peer was asked for
+	// before the scan (askedOf).
+	asked int
 }
 
 // riderChainOf weighs the chain of members ms.
 func (cs *coverScan) riderChainOf(ms []member) riderChain {
 	c := riderChain{length: len(ms)}
+	at := map[int32]bool{}
+	for _, m := range ms {
+		for _, h := range m.heights {
+			at[h] = true
+		}
+	}
+	c.asked = cs.askedOf(at).asked
 	for _, m := range ms {
 		c.class = max(c.class, min(len(m.heights), leak.MaxProfileClass))
 		r, n := cs.riders(m.script, m.heights)
@@ -160,7 +170,7 @@ func riderDistance(w, c riderChain) float64 {
 	if w.length != c.length {
 		return 1000 + math.Abs(float64(w.length-c.length))
 	}
-	d := 0.0
+	d := math.Abs(float64(w.asked - c.asked))
 	if w.group > 0 && c.group > 0 {
 		d += math.Abs(float64(w.group - c.group))
 	}
@@ -310,6 +320,10 @@ func (cs *coverScan) matchRiders() bool {
 type riderValues struct {
 	riders, groups, spent    []float64
 	ridersK, groupsK, spentK []int
+	// asked is each chain's blocks asked before (riderChain.asked),
+	// askedK its class.
+	asked  []float64
+	askedK []int
 }
 
 // add adds the values of chain c.
@@ -318,11 +332,13 @@ func (v *riderValues) add(c riderChain) {
 	v.riders, v.ridersK = append(v.riders, r...), append(v.ridersK, slices.Repeat([]int{c.class}, len(r))...)
 	v.groups, v.groupsK = append(v.groups, perMember(c)...), append(v.groupsK, slices.Repeat([]int{c.class}, c.length)...)
 	v.spent, v.spentK = append(v.spent, c.spent...), append(v.spentK, slices.Repeat([]int{c.class}, len(c.spent))...)
+	v.asked, v.askedK = append(v.asked, float64(c.asked)), append(v.askedK, c.class)
 }
 
 func (v riderValues) clone() riderValues {
 	return riderValues{slices.Clone(v.riders), slices.Clone(v.groups), slices.Clone(v.spent),
-		slices.Clone(v.ridersK), slices.Clone(v.groupsK), slices.Clone(v.spentK)}
+		slices.Clone(v.ridersK), slices.Clone(v.groupsK), slices.Clone(v.spentK),
+		slices.Clone(v.asked), slices.Clone(v.askedK)}
 }
 
 // score is how well covers are told from v, the wallet's, by each
@@ -330,7 +346,8 @@ func (v riderValues) clone() riderValues {
 func (v riderValues) score(covers riderValues) float64 {
 	return classedScore(v.riders, covers.riders, v.ridersK, covers.ridersK) +
 		classedScore(v.groups, covers.groups, v.groupsK, covers.groupsK) +
-		classedScore(v.spent, covers.spent, v.spentK, covers.spentK)
+		classedScore(v.spent, covers.spent, v.spentK, covers.spentK) +
+		classedScore(v.asked, covers.asked, v.askedK, covers.askedK)
 }
 
 // perMember is c's group size once for each of its members, as the

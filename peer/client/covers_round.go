@@ -131,6 +131,9 @@ func (d *roundDraw) pick() {
 		maps.DeleteFunc(both, func(s string, _ bool) bool { return !few[s] })
 		tiers = []map[string]bool{both, once, few}
 	}
+	if like := d.askedLike(); like != nil {
+		tiers = likeFirst(tiers, like)
+	}
 	d.drawn, d.loneDrawn = d.cs.drawPreferring(d.cands, d.short, tiers...)
 	d.isDrawn = map[string]bool{}
 	for _, c := range d.drawn {
