@@ -3,7 +3,6 @@ package peer
 import (
 	"context"
 	"errors"
-	"net"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -63,23 +62,7 @@ func TestHasTxWithinCancelledHostile(t *testing.T) {
 				return []wire.Message{m}, false
 			}, peertest.AlsoSees(wire.CmdNotFound))
 			base := runtime.NumGoroutine()
-			var conn *stallConn
-			dialer := func(ctx context.Context, network, addr string) (net.Conn, error) {
-				var d net.Dialer
-				c, err := d.DialContext(ctx, network, addr)
-				if err != nil {
-					return nil, err
-				}
-				conn = newStallConn(c)
-				return conn, nil
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			p, err := Dial(ctx, Config{Addr: proxy.Addr, Params: fx.node.Params, Timeout: timeout, Dial: dialer})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
+			p, conn := dialStallingTo(t, proxy.Addr, timeout)
 			lying.Store(true)
 			conn.stall()
 			actx, acancel := context.WithCancel(context.Background())

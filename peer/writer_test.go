@@ -135,6 +135,13 @@ func (s *stallConn) askedTxs(t *testing.T) map[chainhash.Hash]bool {
 // dialStalling dials fx's node through a stallConn.
 func dialStalling(t *testing.T, timeout time.Duration) (*Peer, *stallConn) {
 	t.Helper()
+	return dialStallingTo(t, fx.node.P2PAddr, timeout)
+}
+
+// dialStallingTo dials addr, on fx's network, through a stallConn; the
+// peer is closed when the test ends.
+func dialStallingTo(t *testing.T, addr string, timeout time.Duration) (*Peer, *stallConn) {
+	t.Helper()
 	var conn *stallConn
 	dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
@@ -147,7 +154,7 @@ func dialStalling(t *testing.T, timeout time.Duration) (*Peer, *stallConn) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := Dial(ctx, Config{Addr: fx.node.P2PAddr, Params: fx.node.Params, Timeout: timeout, Dial: dial})
+	p, err := Dial(ctx, Config{Addr: addr, Params: fx.node.Params, Timeout: timeout, Dial: dial})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,23 +28,13 @@ const recipeHeading = "A node of your own on regtest"
 // regtest/, which .gitignore ignores. The README's install line must say
 // where go install puts spvfilter.
 func TestReadmeRegtestRecipe(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("the README's recipe is a bash script, and bash is not installed")
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), "`go install` puts `spvfilter` in `$(go env GOPATH)/bin`") {
+	root, readme := readmeOfModule(t)
+	if !strings.Contains(readme, "`go install` puts `spvfilter` in `$(go env GOPATH)/bin`") {
 		t.Error("the README does not say where go install puts spvfilter")
 	}
 	// A recipe that would write outside its directory, listen on every
 	// interface, or never end is not run.
-	recipe := shellBlockAfter(t, string(readme), recipeHeading)
+	recipe := shellBlockAfter(t, readme, recipeHeading)
 	for _, want := range []string{"go build -o bin/ ", "--datadir=regtest", "--logdir=regtest", "--listen=127.0.0.1:", "--rpclisten=127.0.0.1:", "until bin/btcctl", "kill %1"} {
 		if !strings.Contains(recipe, want) {
 			t.Fatalf("the recipe lacks %q:\n%s", want, recipe)
@@ -64,7 +54,7 @@ func TestReadmeRegtestRecipe(t *testing.T) {
 	}
 	// The node started again, as the recipe starts it: its chain is gone,
 	// as the README says.
-	if !strings.Contains(string(readme), "btcd deletes a regtest chain when it starts again") {
+	if !strings.Contains(readme, "btcd deletes a regtest chain when it starts again") {
 		t.Error("the README does not say that btcd deletes a regtest chain when it starts again")
 	}
 	count, _, ok := strings.Cut(lineWith(t, recipe, "until bin/btcctl"), " >/dev/null")
@@ -96,18 +86,8 @@ const sendRecipeHeading = "A transaction for `send` on regtest"
 // mined, and found by a scan. send must print the txid and accept it, and
 // the scan find that txid in block 102 with the block's coinbase.
 func TestReadmeSendRecipe(t *testing.T) {
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("the README's recipe is a bash script, and bash is not installed")
-	}
-	root, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	recipe := shellBlockAfter(t, string(readme), sendRecipeHeading)
+	root, readme := readmeOfModule(t)
+	recipe := shellBlockAfter(t, readme, sendRecipeHeading)
 	for _, want := range []string{"go build -o bin/ ", "--datadir=regtest", "--listen=127.0.0.1:", "--rpclisten=127.0.0.1:", "until bin/btcctl", "bin/spvfilter send ", "kill %1"} {
 		if !strings.Contains(recipe, want) {
 			t.Fatalf("the recipe lacks %q:\n%s", want, recipe)
@@ -272,4 +252,23 @@ func TestSendHelpRecipeIsTested(t *testing.T) {
 	if shown < 5 || !strings.Contains(section, "bin/spvfilter send ") || !strings.Contains(section, "createrawtransaction") {
 		t.Errorf("send --help shows %d lines of the recipe, want its build, sign and send:\n%s", shown, section)
 	}
+}
+
+// readmeOfModule returns the module's root directory and its README, for
+// a test that runs a recipe of it with bash (skipped where bash is not
+// installed).
+func readmeOfModule(t *testing.T) (root, readme string) {
+	t.Helper()
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("the README's recipe is a bash script, and bash is not installed")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, string(b)
 }
