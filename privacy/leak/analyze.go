@@ -243,8 +243,8 @@ type Report struct {
 	// paidGroups counts the groups whose members beside their most
 	// appearing one are all paid (paidOnly).
 	paidGroups int
-	// few counts the groups, and matches alone of two or more
-	// appearances, lowered for a session of few blocks (lowerFewBlocks).
+	// few counts the matches alone of two or more appearances lowered
+	// for a session of few blocks (lowerFewBlocks).
 	few int
 	// left holds the transactions (txKey) of fetched blocks that created
 	// a script a later scanned block not fetched holds: its counterparty

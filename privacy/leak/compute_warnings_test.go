@@ -14,7 +14,7 @@ import (
 // others differ: the partial index holds what the fetched blocks and
 // tested candidates give), and Leak.Warnings repeats, named by the view, the
 // one that changes how a view's figures read: a session of 6 blocks or
-// fewer (leak.FewBlocks), whose groups the attack on it would give less
+// fewer (leak.FewBlocks), whose matches alone the attack on it would give less
 // than the client's account does. On the chain of seed 3 the peers
 // together fetched 6 blocks, of one watched script's 2 payments among
 // others, and are warned so; on the chain of seed 1 (a wallet of 8)

@@ -1262,8 +1262,9 @@ const FewBlocks = "the session fetched 6 blocks or fewer"
 const maxFewBlocks = 6
 
 // fewBlocksFactor is what lowerFewBlocks multiplies the probabilities
-// it lowers by: where it was chosen, such groups were right 0.765 of
-// what they said (see the package documentation, "Few blocks").
+// of matches alone by: where it was chosen, the groups and matches alone
+// of such sessions together were right 0.765 of what they said (see the
+// package documentation, "Few blocks").
 const fewBlocksFactor = 0.75
 
 // fewBlocks reports whether the report is of a session that fetched
@@ -1288,53 +1289,39 @@ func (r *Report) fewBlocks() bool {
 }
 
 // lowerFewBlocks multiplies by fewBlocksFactor, in a report of few
-// blocks (fewBlocks), the probabilities and intervals of each group, and
-// match alone of two or more appearances, given 0.5 to 0.8, and its
-// members', and warns of it (see the package documentation, "Few
-// blocks"). It is the attack's last step, after the sessions are
-// compared (warnSharedClients), which reads the probabilities it would
-// lower, and the recalibration. Under a cover target
-// (Options.CoverTarget) a probability at the target was capped there and
-// may have been given more than 0.8: it is left at the target, the
-// higher of what lowering and capping give, and only those below it are
-// lowered. A labelled report (Options.Own: a client's account of its own
-// downloads) is not lowered: it is held to say no less than the attack
-// on its capture (see Compute), and the factor corrects the attack's
-// over-confidence, not the client's bound; the paid riders' tenth is not
-// applied there either (paidOnly). It is warned instead that the attack
-// on the session would give such groups less.
+// blocks (fewBlocks), the probability and interval of each match alone
+// of two or more appearances given 0.5 to 0.8, and warns of it (see the
+// package documentation, "Few blocks"). Groups of several matches and
+// their members keep what their class gives: in such sessions they are
+// right about as often as said, and the class's share is lowered only
+// for the matches alone, right far less often. It is the attack's last
+// step, after the sessions are compared (warnSharedClients), which reads
+// the probabilities it would lower, and the recalibration. Under a cover
+// target (Options.CoverTarget) a probability at the target was capped
+// there and may have been given more than 0.8: it is left at the target,
+// the higher of what lowering and capping give, and only those below it
+// are lowered. A labelled report (Options.Own: a client's account of its
+// own downloads) is not lowered: it is held to say no less than the
+// attack on its capture (see Compute), and the factor corrects the
+// attack's over-confidence, not the client's bound. It is warned instead
+// that the attack on the session would give such matches less.
 func (r *Report) lowerFewBlocks() {
 	if !r.fewBlocks() {
 		return
 	}
 	if r.label != nil {
-		r.warn(fmt.Sprintf("%s: groups given 0.5 to 0.8 in such sessions are right less often than said, and the attack on this session, which does not know the wallet's scripts, gives them, their members and such matches alone %.2f of what their classes give; this account, of the client's own scripts, keeps them whole", FewBlocks, fewBlocksFactor))
+		r.warn(fmt.Sprintf("%s: matches alone of two or more appearances given 0.5 to 0.8 in such sessions are right less often than said, and the attack on this session, which does not know the wallet's scripts, gives them %.2f of what their classes give; this account, of the client's own scripts, keeps them whole", FewBlocks, fewBlocksFactor))
 		return
 	}
 	mid := func(p float64) bool { return p >= 0.5 && p < 0.8 && (r.cap == 0 || p < r.cap) }
-	lower := func(p, lo, hi *float64) {
-		*p, *lo, *hi = *p*fewBlocksFactor, *lo*fewBlocksFactor, *hi*fewBlocksFactor
-	}
-	lowered := make([]bool, len(r.Groups))
-	for i := range r.Groups {
-		g := &r.Groups[i]
-		if mid(g.Probability) {
-			lowered[i] = true
-			lower(&g.Probability, &g.ProbabilityLow, &g.ProbabilityHigh)
-			r.few++
-		}
-	}
 	for i := range r.Matched {
 		m := &r.Matched[i]
-		alone := m.Group == 0 && m.Appearances >= 2 && mid(m.Probability)
-		if alone {
+		if m.Group == 0 && m.Appearances >= 2 && mid(m.Probability) {
+			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = m.Probability*fewBlocksFactor, m.ProbabilityLow*fewBlocksFactor, m.ProbabilityHigh*fewBlocksFactor
 			r.few++
 		}
-		if alone || m.Group > 0 && lowered[m.Group-1] {
-			lower(&m.Probability, &m.ProbabilityLow, &m.ProbabilityHigh)
-		}
 	}
-	r.warn(fmt.Sprintf("%s: each class of two or more appearances holds a few groups and a chance count near them, and the groups given 0.5 to 0.8 in such sessions are right less often than said (on simulated captures 44 of 96 times at 0.60 said): the %d given so have %.2f of that probability here, and their members %.2f of their shares", FewBlocks, r.few, fewBlocksFactor, fewBlocksFactor))
+	r.warn(fmt.Sprintf("%s: each class of two or more appearances holds a few groups and a chance count near them; its groups of several matches are right about as often as said, its matches alone given 0.5 to 0.8 far less often (on simulated captures 2 of 46 times at 0.61 said): the %d such matches alone have %.2f of that probability here, still more than they get", FewBlocks, r.few, fewBlocksFactor))
 }
 
 // paidOnly reports whether the unit u of an attack's report is a group
