@@ -350,7 +350,7 @@ func TestCalibrationRegimes(t *testing.T) {
 	for _, stated := range []struct {
 		name string
 		keys map[string]bool
-	}{{"linkPooledShortfalls", linkPooledShortfalls}, {"pooledShortfalls", pooledShortfalls}} {
+	}{{"linkPooledShortfalls", linkPooledShortfalls}, {"pooledShortfalls", pooledShortfalls}, {"sessionCoverShortfalls", sessionCoverShortfalls}} {
 		for key := range stated.keys {
 			if !short[key] {
 				t.Errorf("%s: now met over the pooled captures: take it out of %s and privacy/README.md's targets not met", key, stated.name)
@@ -988,6 +988,8 @@ func (c *claimTally) undecided() bool {
 func checkPooled(t *testing.T, pool *regimePool, run *regimeRun) (short []string, line string) {
 	short, links := checkPooledLinks(t, pool, run)
 	figures := []string{links}
+	coverShort, cover := checkPooledSessionCover(t, pool, run)
+	short = append(short, coverShort...)
 	for _, k := range pooledKinds {
 		var tally claimTally
 		tally.addScore(k.inRun(run))
@@ -1000,7 +1002,77 @@ func checkPooled(t *testing.T, pool *regimePool, run *regimeRun) (short []string
 		short = append(short, holdPooled(t, name, &tally, captures, pooledShortfalls)...)
 		figures = append(figures, fmt.Sprintf("%s %s over %s (%s)", k.short, tally.confidentFigure(), plural(captures, "capture"), tally.verdict()))
 	}
-	return short, "\nPooled, P ≥ 0.95: " + strings.Join(figures, "; ") + ".\n"
+	return short, "\nPooled, P ≥ 0.95: " + strings.Join(figures, "; ") + ". " + cover + "\n"
+}
+
+// sessionCoverCaptures is the number of further captures over which the
+// sessions' wallet-size intervals are pooled with the regime's own. One
+// capture's 65 to 150 sessions measure a coverage near 0.96 to within
+// 0.016 to 0.024 (one standard error), so that an interval of exactly
+// its nominal coverage leaves the band of simulate.TargetCoverageSlack on
+// one capture as often as one time in seven; five captures narrow the
+// error to about 0.01.
+const sessionCoverCaptures = 4
+
+// sessionCoverShortfalls are the regimes whose sessions' wallet-size
+// intervals, pooled over the regime's capture and sessionCoverCaptures
+// further ones, cover the true size further than
+// simulate.TargetCoverageSlack from their nominal level, stated in
+// privacy/README.md as targets not met. A shortfall elsewhere fails the
+// test, as does a regime here that no longer falls short.
+var sessionCoverShortfalls = map[string]bool{}
+
+// sessionCoverKey names the pooled sessions' interval coverage among a
+// run's shortfalls.
+const sessionCoverKey = "sessions: interval coverage"
+
+// sessionIntervalScore is the score of the sessions' wallet-size
+// intervals in s, nil if it has none.
+func sessionIntervalScore(s *simulate.Score) *simulate.IntervalScore {
+	for i, iv := range s.Intervals {
+		if iv.Where == "sessions" && iv.Quantity == "estimated_wallet" && iv.IntervalCount > 0 {
+			return &s.Intervals[i]
+		}
+	}
+	return nil
+}
+
+// checkPooledSessionCover pools the sessions' wallet-size intervals of a
+// regime's run with those of sessionCoverCaptures further captures (pool)
+// and holds their coverage to within simulate.TargetCoverageSlack of
+// their nominal level (the mean of each interval's own). It returns the
+// key of the shortfall, if any (see sessionCoverShortfalls), and the
+// pooled figure as a sentence of the regime's table.
+func checkPooledSessionCover(t *testing.T, pool *regimePool, run *regimeRun) ([]string, string) {
+	var covered, count int
+	var nominal float64
+	add := func(s *simulate.Score) {
+		if iv := sessionIntervalScore(s); iv != nil {
+			covered += iv.CoveredCount
+			count += iv.IntervalCount
+			nominal += iv.Nominal * float64(iv.IntervalCount)
+		}
+	}
+	add(run.analyze)
+	for k := 1; k <= sessionCoverCaptures; k++ {
+		add(pool.analyze(k))
+	}
+	key := string(pool.r) + " " + sessionCoverKey
+	if count == 0 {
+		t.Errorf("%s: no session interval over %d captures", key, sessionCoverCaptures+1)
+		return []string{key}, ""
+	}
+	cover, want := float64(covered)/float64(count), nominal/float64(count)
+	figure := fmt.Sprintf("Session wallet-size intervals: %d of %d cover the size (%.3f; want %.2f ± %g) over %s.",
+		covered, count, cover, want, simulate.TargetCoverageSlack, plural(sessionCoverCaptures+1, "capture"))
+	t.Logf("%s: %d of %d (%.3f), nominal %.3f, over %d captures", key, covered, count, cover, want, sessionCoverCaptures+1)
+	if math.Abs(cover-want) <= simulate.TargetCoverageSlack {
+		return nil, figure
+	}
+	if !sessionCoverShortfalls[key] {
+		t.Errorf("%s: %d of %d (%.3f) over %d captures, want %.3f ± %g", key, covered, count, cover, sessionCoverCaptures+1, want, simulate.TargetCoverageSlack)
+	}
+	return []string{key}, figure
 }
 
 // plural is n and what it counts, with an s unless n is 1.
