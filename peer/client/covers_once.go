@@ -1,6 +1,7 @@
 package client
 
 import (
+	"maps"
 	"math/rand/v2"
 	"slices"
 
@@ -241,8 +242,13 @@ func (cs *coverScan) noteWalletExplored(hs []int32) {
 // that round. The wallet's chain's block asked once stands for that
 // block; its other blocks the sweep reaches later are asked as a
 // cover's are (covers_asked.go), and those it passes in this round are
-// asked only once it laps, or with the plan.
+// asked with the plan, by a later round, or in the round that laps the
+// sweep (withLapHoles). A round that laps the sweep drops nothing: a
+// block it left out would be left unasked once the range is swept.
 func (cs *coverScan) dropUnfound(hs []int32) []int32 {
+	if cs.lapped() {
+		return hs
+	}
 	drop := map[int32]bool{}
 	now := map[int32]bool{}
 	for _, h := range hs {
@@ -270,4 +276,46 @@ func (cs *coverScan) dropUnfound(hs []int32) []int32 {
 		return hs
 	}
 	return slices.DeleteFunc(slices.Clone(hs), func(h int32) bool { return drop[h] })
+}
+
+// withLapHoles returns hs, the heights a round explores, with, where the
+// sweep has lapped the range (lapped), the heights of the wallet's
+// chains no peer was asked for before the scan (the ledger) that
+// neither the scan explored nor hs holds, nor the covers in use label:
+// the blocks a round that asked for the wallet's blocks once left out
+// (dropUnfound) behind the sweep. Left there, once the sweep has given
+// every block of the range the blocks never asked would be the
+// wallet's, for a peer that keeps every session, or peers that
+// collude, to point at; asked in the round that laps, or the first
+// round after it, they are asked by the scan that may say the range
+// explored (RangeExplored), among the blocks that round explores (a
+// round that explores none asks for none of them alone). A ledger that
+// forgot a block (bounded, or kept in memory only) has it asked again.
+func (cs *coverScan) withLapHoles(hs []int32) []int32 {
+	if len(hs) == 0 || !cs.lapped() {
+		return hs
+	}
+	skip := maps.Clone(cs.labelled)
+	if skip == nil {
+		skip = map[int32]bool{}
+	}
+	for h := range cs.exploredAt {
+		skip[h] = true
+	}
+	for _, h := range hs {
+		skip[h] = true
+	}
+	var holes []int32
+	for _, at := range cs.walletChainsAt() {
+		for h := range at {
+			if h >= cs.from && h <= cs.to && !cs.before[h] && !skip[h] {
+				skip[h] = true
+				holes = append(holes, h)
+			}
+		}
+	}
+	if len(holes) == 0 {
+		return hs
+	}
+	return slices.Sorted(slices.Values(slices.Concat(hs, holes)))
 }

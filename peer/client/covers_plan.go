@@ -61,6 +61,7 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 		ask := min(max(minExploreBlocks, exploreFactor*n)<<min(round, maxEscalation), room)
 		hs := cs.exploreNext(ask)
 		cs.rangeDone = cs.rangeDone || (ask > 0 && len(hs) < ask)
+		hs = cs.withLapHoles(hs)
 		if len(hs) == 0 {
 			break
 		}
