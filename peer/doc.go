@@ -33,7 +33,10 @@
 // by its context before anything of it was written, while it waited for
 // another request to give up the connection say, or while its first
 // message waited in the write queue, keeps it and returns the context's
-// error: nothing can come late; see HasTxWithin). Latency
+// error: nothing can come late; see HasTxWithin). A request under a
+// context of FinishBegun's is not ended by it once it sent anything: it
+// runs to its answer or its deadline, the connection kept if answered.
+// Latency
 // keeps a moving average of the node's answer times.
 //
 // A request for compact filters, their headers or their checkpoints, for

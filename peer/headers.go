@@ -102,6 +102,11 @@ func (p *Peer) getHeaders(ctx context.Context, op string, loc []*chainhash.Hash,
 		msg.AddBlockLocatorHash(h)
 	}
 	msg.HashStop = stop
+	if err := ctx.Err(); err != nil && finishesBegun(ctx) {
+		// Between two rounds of a sync nothing is outstanding: ended
+		// under FinishBegun, the sync ends here, the connection kept.
+		return nil, err
+	}
 	deadline := p.deadline()
 	if err := p.send(ctx, op, msg, deadline); err != nil {
 		return nil, err

@@ -512,8 +512,16 @@ func (p *Peer) send(ctx context.Context, op string, msg wire.Message, deadline t
 func (p *Peer) sendAs(ctx context.Context, op string, msg wire.Message, deadline time.Time, first abandon) error {
 	r := p.req.Load()
 	how := abandonDrops
-	if r != nil && r.start.IsZero() {
+	switch {
+	case r != nil && r.start.IsZero():
 		how = first
+		if how == abandonFirst && finishesBegun(ctx) {
+			how = abandonHeld // taken by the writer, the request goes on
+		}
+	case r != nil:
+		var stop func()
+		ctx, stop = goesOn(ctx) // a request under way goes on
+		defer stop()
 	}
 	if err := p.writeFirst(ctx, op, msg, deadline, how); err != nil {
 		return err
@@ -522,6 +530,62 @@ func (p *Peer) sendAs(ctx context.Context, op string, msg wire.Message, deadline
 		r.sent(time.Now())
 	}
 	return nil
+}
+
+// FinishBegun returns a context, derived from ctx, under which a
+// request that has sent anything is not ended by ctx's end (nor by that
+// of a context derived from it when ctx ended it): it runs to its
+// answer or to its deadline (the timeout, or its own bound, after it was
+// sent; a node that does not answer by then is dropped, as ever), so that
+// a caller that gives up mid-request leaves an honest node's connection
+// open rather than abandoning the answer under way. What has sent nothing
+// still ends with ctx and keeps the connection: a request waiting for
+// another to give up the connection, or whose first message the writer
+// has not taken, returns ctx's error at once, and no request begins once
+// ctx has ended; a header sync (SyncHeaders), whose rounds each have a
+// deadline of their own, ends after the round under way, nothing of it
+// outstanding. A caller running several requests under it thus waits,
+// after ctx ends, for the exchange under way on each connection at most.
+// A context derived from the one returned and cancelled on its own (a
+// request given up for a reason of the caller's while ctx goes on) ends
+// its request as a plain context does.
+func FinishBegun(ctx context.Context) context.Context {
+	return context.WithValue(ctx, finishBegunKey{}, ctx)
+}
+
+// finishBegunKey is the key of the context FinishBegun marked, held by
+// the contexts derived from its result.
+type finishBegunKey struct{}
+
+// finishesBegun reports whether ctx is, or derives from, one of
+// FinishBegun's.
+func finishesBegun(ctx context.Context) bool {
+	_, ok := ctx.Value(finishBegunKey{}).(context.Context)
+	return ok
+}
+
+// goesOn returns the context a request under way goes on with: ctx
+// itself, unless it derives from one of FinishBegun's, when it is one
+// that ends with ctx only if ctx ended while the context FinishBegun
+// marked had not (see FinishBegun). The caller calls stop once done with
+// it.
+func goesOn(ctx context.Context) (_ context.Context, stop func()) {
+	marked, ok := ctx.Value(finishBegunKey{}).(context.Context)
+	if !ok || ctx.Err() != nil && marked.Err() == nil {
+		return ctx, func() {}
+	}
+	own, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	// A context is cancelled after its parent: when marked's end ends
+	// ctx, marked.Err is set by the time this runs.
+	after := context.AfterFunc(ctx, func() {
+		if marked.Err() == nil {
+			cancel(context.Cause(ctx))
+		}
+	})
+	return own, func() {
+		after()
+		cancel(nil)
+	}
 }
 
 // deadline returns the time by which a request's whole answer is due.
@@ -561,6 +625,11 @@ func (p *Peer) await(ctx context.Context, op string, deadline time.Time, w wante
 	r := p.req.Load()
 	if r == nil {
 		return nil, p.errorf(op, "peer: no request in flight")
+	}
+	if !r.start.IsZero() {
+		var stop func()
+		ctx, stop = goesOn(ctx) // something was sent: see FinishBegun
+		defer stop()
 	}
 	if err := ctx.Err(); err != nil {
 		p.drop()

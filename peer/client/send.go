@@ -132,7 +132,12 @@ const MinedSearchDepth = 144
 // after two seconds, the chain's last MinedSearchDepth blocks are
 // searched for it (a node does not ask for a transaction it has in the
 // chain): if one holds it, SendResult.Mined says where and nothing else
-// is waited for.
+// is waited for. The search's requests run under peer.FinishBegun: when
+// ctx ends, the search begins no request more, and the one under way on
+// a peer's own connection (a getheaders, getcfilters, getdata) is
+// answered or ends at its deadline (the timeout after it was sent; a node
+// silent until then is dropped, as ever), so that a cancel keeps an
+// honest peer's connection, the send returning once that answer is in.
 //
 // A peer given the transaction that gives no verdict of its own (a node
 // that is not btcd, as Bitcoin Core: see NotConfirmedError) has its
@@ -199,7 +204,8 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 	defer func() { <-proofDone }()
 	// A node does not ask for a transaction it has in the chain: when no
 	// peer has taken it after minedGrace, the chain is searched. The
-	// search is not cut short (that would drop the connections it uses);
+	// search is not cut short (that would drop the connections it uses):
+	// ended by ctx, it lets the request under way finish (FinishBegun);
 	// its answer decides only while no peer has taken the transaction.
 	grace := time.NewTimer(minedGrace)
 	defer grace.Stop()
@@ -209,7 +215,7 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 		case <-grace.C:
 			if !s.taken() {
 				mined = make(chan *Confirmation, 1)
-				go func() { mined <- c.findMined(ctx, tx) }()
+				go func() { mined <- c.findMined(peer.FinishBegun(ctx), tx) }()
 			}
 			continue
 		case conf := <-mined:
