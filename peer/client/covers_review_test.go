@@ -537,6 +537,13 @@ func TestCoversRequestShape(t *testing.T) {
 			t.Errorf("%s tells the wallet's chains from the covers': AUC within a client %.3f (wallet %.3f, covers %.3f), beyond 0.5 ± %.3f", s.name, s.meanAUC(), mean(s.wallet), mean(s.covers), s.aucBound())
 		}
 	}
+	// Span is not matched (covers_span.go): where it tells, every
+	// client must have said its covers fall short in span.
+	for j, sf := range shapeFeatures {
+		if s := sigs[j]; strings.HasPrefix(sf.name, "span in height") && !(math.Abs(s.meanAUC()-0.5) <= s.aucBound()) && spanWarned < clients {
+			t.Errorf("%s tells the wallet's chains from the covers' (AUC within a client %.3f) and only %d of %d clients warned of covers short in span", s.name, s.meanAUC(), spanWarned, clients)
+		}
+	}
 	for _, s := range firstBlocks {
 		if !(math.Abs(s.meanAUC()-0.5) <= s.aucBound()) {
 			t.Errorf("%s tells the wallet's blocks asked once from those explored: AUC within a client %.3f, beyond 0.5 ± %.3f", s.name, s.meanAUC(), s.aucBound())
