@@ -120,8 +120,7 @@ func (d *roundDraw) spanLike() map[string]bool {
 	}
 	var ms []member
 	for _, c := range d.cands {
-		s := string(c.Script)
-		ms = append(ms, member{script: c.Script, heights: d.heights[s], group: d.coverBy[s].Profile.Group})
+		ms = append(ms, member{script: c.Script, heights: d.heights[string(c.Script)], group: d.coverBy[string(c.Script)].Profile.Group})
 	}
 	cands := cs.shapedPlaces(ms)
 	met := map[uint64]bool{}
