@@ -292,7 +292,11 @@ type coverScan struct {
 	drawn    int
 	why      []string // why the target is not met
 	warnings []string
-	spare    []cover.Cover // candidates profiled and not drawn
+	// spanShort is how many of the wallet's spanChains chains no
+	// candidate chain of their shape lay like in the scan's last draw
+	// (spanLike).
+	spanShort, spanChains int
+	spare                 []cover.Cover // candidates profiled and not drawn
 	// near are the heights of candidates profiled above class 1 and not
 	// drawn: blocks the other transactions of their owners' chains are
 	// in, which exploring fetches before the sweep's.
@@ -868,6 +872,9 @@ func (cs *coverScan) warnDrawn() {
 	}
 	if cs.readmitted > 0 {
 		cs.warnings = append(cs.warnings, fmt.Sprintf("%s whose groups grow through the plan's other blocks kept all the same: the bound left no room for others, and their groups' size can tell them from the wallet's", nounCount(cs.readmitted, "cover chain")))
+	}
+	if cs.spanShort > 0 {
+		cs.warnings = append(cs.warnings, fmt.Sprintf("%d of the wallet's %d chains had no candidate chain of their shape lying like them (as many blocks, span and mean height within %.0f%% of the range): their covers fall short in span, which a peer keeping what it was asked can tell them by", cs.spanShort, cs.spanChains, spanTolerance*100))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -438,6 +439,7 @@ func TestCoversRequestShape(t *testing.T) {
 	// lowest counts the sessions that met the target by their lowest
 	// block's height above the range's start.
 	lowest := map[int32]int{}
+	spanWarned := 0 // clients whose session that met the target warned of covers short in span
 	for i := range clients {
 		dir := t.TempDir()
 		var past []map[chainhash.Hash]bool
@@ -450,6 +452,9 @@ func TestCoversRequestShape(t *testing.T) {
 			group := map[string]uint64{}
 			_, err := coverRun{dir: dir, target: xsessionTarget, after: func(cl *Client, res *ScanResult) {
 				met = res.Cover.Met
+				if met && slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "fall short in span") }) {
+					spanWarned++
+				}
 				for _, c := range cl.covers.Covers() {
 					covers[string(c.Script)] = true
 					group[string(c.Script)] = c.Profile.Group
@@ -506,7 +511,7 @@ func TestCoversRequestShape(t *testing.T) {
 			firstBlocks[j].closeClient()
 		}
 	}
-	t.Logf("MEASUREMENT %d clients, the target met at sessions %v; requests of blocks sorted by height %d of %d", clients, metAt, sortedReqs, reqs)
+	t.Logf("MEASUREMENT %d clients, the target met at sessions %v; requests of blocks sorted by height %d of %d; warned of covers short in span %d", clients, metAt, sortedReqs, reqs, spanWarned)
 	for _, s := range slices.Concat(sigs, firstBlocks) {
 		acc := bestThreshold(s.wallet, s.covers)
 		flag := ""
@@ -530,6 +535,13 @@ func TestCoversRequestShape(t *testing.T) {
 	for j, sf := range shapeFeatures {
 		if s := sigs[j]; sf.guard && !(math.Abs(s.meanAUC()-0.5) <= s.aucBound()) {
 			t.Errorf("%s tells the wallet's chains from the covers': AUC within a client %.3f (wallet %.3f, covers %.3f), beyond 0.5 ± %.3f", s.name, s.meanAUC(), mean(s.wallet), mean(s.covers), s.aucBound())
+		}
+	}
+	// Span is not matched (covers_span.go): where it tells, every
+	// client must have said its covers fall short in span.
+	for j, sf := range shapeFeatures {
+		if s := sigs[j]; strings.HasPrefix(sf.name, "span in height") && !(math.Abs(s.meanAUC()-0.5) <= s.aucBound()) && spanWarned < clients {
+			t.Errorf("%s tells the wallet's chains from the covers' (AUC within a client %.3f) and only %d of %d clients warned of covers short in span", s.name, s.meanAUC(), spanWarned, clients)
 		}
 	}
 	for _, s := range firstBlocks {

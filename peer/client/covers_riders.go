@@ -100,6 +100,8 @@ type riderChain struct {
 	// asked is how many of the chain's blocks any peer was asked for
 	// before the scan (askedOf).
 	asked int
+	// place is where the chain's blocks lie in the range (placeOf).
+	place chainPlace
 }
 
 // riderChainOf weighs the chain of members ms.
@@ -112,6 +114,7 @@ func (cs *coverScan) riderChainOf(ms []member) riderChain {
 		}
 	}
 	c.asked = cs.askedOf(at).asked
+	c.place = cs.placeOf(at)
 	for _, m := range ms {
 		c.class = max(c.class, min(len(m.heights), leak.MaxProfileClass))
 		r, n := cs.riders(m.script, m.heights)
@@ -324,6 +327,10 @@ type riderValues struct {
 	// askedK its class.
 	asked  []float64
 	askedK []int
+	// span and mean are each chain's span and mean height (chainPlace),
+	// placeK its blocks' key (spanKey).
+	span, mean []float64
+	placeK     []int
 }
 
 // add adds the values of chain c.
@@ -333,12 +340,15 @@ func (v *riderValues) add(c riderChain) {
 	v.groups, v.groupsK = append(v.groups, perMember(c)...), append(v.groupsK, slices.Repeat([]int{c.class}, c.length)...)
 	v.spent, v.spentK = append(v.spent, c.spent...), append(v.spentK, slices.Repeat([]int{c.class}, len(c.spent))...)
 	v.asked, v.askedK = append(v.asked, float64(c.asked)), append(v.askedK, c.class)
+	v.span, v.mean = append(v.span, c.place.span), append(v.mean, c.place.mean)
+	v.placeK = append(v.placeK, spanKey(c.place.blocks))
 }
 
 func (v riderValues) clone() riderValues {
 	return riderValues{slices.Clone(v.riders), slices.Clone(v.groups), slices.Clone(v.spent),
 		slices.Clone(v.ridersK), slices.Clone(v.groupsK), slices.Clone(v.spentK),
-		slices.Clone(v.asked), slices.Clone(v.askedK)}
+		slices.Clone(v.asked), slices.Clone(v.askedK),
+		slices.Clone(v.span), slices.Clone(v.mean), slices.Clone(v.placeK)}
 }
 
 // score is how well covers are told from v, the wallet's, by each
@@ -347,7 +357,9 @@ func (v riderValues) score(covers riderValues) float64 {
 	return classedScore(v.riders, covers.riders, v.ridersK, covers.ridersK) +
 		classedScore(v.groups, covers.groups, v.groupsK, covers.groupsK) +
 		classedScore(v.spent, covers.spent, v.spentK, covers.spentK) +
-		classedScore(v.asked, covers.asked, v.askedK, covers.askedK)
+		classedScore(v.asked, covers.asked, v.askedK, covers.askedK) +
+		spanScore(v.span, covers.span, v.placeK, covers.placeK) +
+		spanScore(v.mean, covers.mean, v.placeK, covers.placeK)
 }
 
 // perMember is c's group size once for each of its members, as the

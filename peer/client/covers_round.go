@@ -134,6 +134,9 @@ func (d *roundDraw) pick() {
 	if like := d.askedLike(); like != nil {
 		tiers = likeFirst(tiers, like)
 	}
+	if like := d.spanLike(); like != nil {
+		tiers = likeFirst(tiers, like)
+	}
 	d.drawn, d.loneDrawn = d.cs.drawPreferring(d.cands, d.short, tiers...)
 	d.isDrawn = map[string]bool{}
 	for _, c := range d.drawn {
