@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -87,8 +88,9 @@ universe of U addresses against the wallet's BIP 37 filter learns:
 --filters B intersects B filters of the same wallet with different tweaks.
 --sweep VAR=VALUES prints a table instead, with VAR one of addresses,
 fprate, filters, universe-size and VALUES a comma-separated list of values
-and ranges START..END (step 1: a range narrower than 1 needs a step),
-START..END:STEP or START..END:xFACTOR (geometric).
+and ranges START..END (step 1: one whose end is not a whole number
+of steps away needs a step), START..END:STEP or START..END:xFACTOR
+(geometric).
 --plot FILE.svg|FILE.png draws P_h(1) and P_h(N) along the sweep (or along
 addresses=1..2N without one). --monte-carlo TRIALS builds real filters and
 checks that the model lies within the measured 99% confidence interval.
@@ -339,8 +341,9 @@ func (r *modelRun) sweep() error {
 }
 
 // narrowStepless refuses a range of the sweep spec, which ParseSweep
-// took, given without a step and narrower than the default step 1: it
-// would sweep its start alone.
+// took, given without a step whose end the default step 1 does not
+// reach: narrower than 1 it would sweep its start alone, and wider, not
+// a whole number of steps, it would drop its end.
 func narrowStepless(spec string) error {
 	_, list, _ := strings.Cut(spec, "=")
 	for _, item := range strings.Split(list, ",") {
@@ -351,9 +354,17 @@ func narrowStepless(spec string) error {
 		}
 		start, err1 := strconv.ParseFloat(strings.TrimSpace(lo), 64)
 		end, err2 := strconv.ParseFloat(strings.TrimSpace(hi), 64)
-		if err1 == nil && err2 == nil && end > start && end-start < 1 {
+		if err1 != nil || err2 != nil || end <= start {
+			continue
+		}
+		switch span := end - start; {
+		case span < 1:
 			return badInput("--sweep %q: the range %s has no step, and the default step 1 gives %s alone: give one, as %s:%s or %s:x2",
 				spec, item, strings.TrimSpace(lo), item, strconv.FormatFloat(start, 'g', -1, 64), item)
+		case math.Abs(span-math.Round(span)) > 1e-9:
+			last := start + math.Floor(span)
+			return badInput("--sweep %q: the range %s has no step, and the default step 1 stops at %s, short of its end %s: give a step that reaches it, or an end a whole number of steps away (%s..%s)",
+				spec, item, strconv.FormatFloat(last, 'g', -1, 64), strings.TrimSpace(hi), strings.TrimSpace(lo), strconv.FormatFloat(last, 'g', -1, 64))
 		}
 	}
 	return nil

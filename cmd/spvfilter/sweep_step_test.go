@@ -19,7 +19,9 @@ func TestSweepRangeWithoutStep(t *testing.T) {
 	}{
 		{sweep: "fprate=0.1..0.5", status: exitBadInput, stderr: `--sweep "fprate=0.1..0.5": the range 0.1..0.5 has no step, and the default step 1 gives 0.1 alone: give one, as 0.1..0.5:0.1 or 0.1..0.5:x2`},
 		{sweep: "fprate=0.001,0.0001..0.01", status: exitBadInput, stderr: "the range 0.0001..0.01 has no step"},
+		{sweep: "addresses=1..4.5", status: exitBadInput, stderr: `the range 1..4.5 has no step, and the default step 1 stops at 4, short of its end 4.5`},
 		{sweep: "addresses=1..5", status: exitOK, rows: 5},
+		{sweep: "addresses=10..12", status: exitOK, rows: 3},
 		{sweep: "fprate=0.1..0.5:0.1", status: exitOK, rows: 5},
 		{sweep: "fprate=0.01..0.01", status: exitOK, rows: 1},
 	}
