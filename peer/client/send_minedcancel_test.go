@@ -58,11 +58,7 @@ func TestSendCancelledDuringChainSearch(t *testing.T) {
 					t.Logf("the proxy: %d connections open; the client's log:\n%s", proxy.Open(), clog)
 				}
 			})
-			ms := c.pool.Serving(0)
-			if len(ms) != 1 {
-				t.Fatalf("%d peers serving: want 1", len(ms))
-			}
-			own := c.pool.Conn(ms[0])
+			own := takeOwnConn(t, c)
 			hc.armed.Store(true)
 			start := time.Now()
 			res, err := c.SendTransaction(ctx, orphanTx())
@@ -81,10 +77,9 @@ func TestSendCancelledDuringChainSearch(t *testing.T) {
 			if after > tt.within {
 				t.Errorf("the send returned %v after the cancel: want %v at most", after, tt.within)
 			}
-			// The connection the send began with, as the send left it: a
-			// drop closes it before the request returns.
-			if kept := own.Err() == nil; kept != tt.answer {
-				t.Errorf("the client's own connection kept: %t, want %t (its end: %v)", kept, tt.answer, own.Err())
+			// The connection the send began with, as the send left it.
+			if lost := own.lost(); (lost == nil) != tt.answer {
+				t.Errorf("the client's own connection kept: %t, want %t (%v)", lost == nil, tt.answer, lost)
 			}
 			if n := waitOpen(proxy, tt.open); n != tt.open {
 				t.Errorf("%d connections open at the peer after the send: want %d", n, tt.open)

@@ -17,6 +17,7 @@ import (
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // waitOpen waits up to 3 s for proxy to hold want connections, and
@@ -28,6 +29,39 @@ func waitOpen(proxy *peertest.WatchProxy, want int) int {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return proxy.Open()
+}
+
+// ownConn is the connection a client holds to its one peer, taken
+// before a send so that afterwards the test can tell whether the send
+// kept it. The count of connections open at a proxy in front of the
+// peer is not enough: the proxy counts a connection closed only once its
+// own goroutines saw it end, so right after a send that dropped the
+// client's connection it may still count it open.
+type ownConn struct {
+	c *Client
+	m *pool.Member
+	p *peer.Peer
+}
+
+// takeOwnConn returns c's connection to its one serving peer; it fails
+// t unless c has exactly one.
+func takeOwnConn(t *testing.T, c *Client) ownConn {
+	t.Helper()
+	ms := c.pool.Serving(0)
+	if len(ms) != 1 {
+		t.Fatalf("%d peers serving: want 1", len(ms))
+	}
+	return ownConn{c: c, m: ms[0], p: c.pool.Conn(ms[0])}
+}
+
+// lost returns nil if the connection taken is still the peer's and
+// open, else why not: a drop closes it before the request that dropped
+// it returns.
+func (o ownConn) lost() error {
+	if now := o.c.pool.Conn(o.m); now != o.p {
+		return fmt.Errorf("the peer's connection was replaced (now %p, was %p; the one taken ended: %v)", now, o.p, o.p.Err())
+	}
+	return o.p.Err()
 }
 
 // TestSendWatchStalls: a peer that accepts the announcement connection
@@ -85,10 +119,12 @@ func orphanTx() *wire.MsgTx {
 // peer, or the context cancelled while the send waits (a Core-like node
 // that drops an orphan without a word), even while the node is asked
 // whether it holds the transaction (its answer is waited for, within the
-// timeout, rather than its connection dropped): the proxy in front of the
-// peer holds the client's own connection alone afterwards. So too when the
-// send is cancelled as that question's getdata is being written (before,
-// the cancel dropped the connection, the write under way abandoned: 9 of
+// timeout, rather than its connection dropped): the connection the
+// client held before the send is still its own and open when the send
+// returns (see ownConn), and the proxy in front of the peer holds it
+// alone afterwards. So too when the send is cancelled as that
+// question's getdata is being written (before, the cancel dropped the
+// connection, the write under way abandoned: 9 of
 // 10 runs failed, and a loaded machine failed so now and then in the
 // case cancelled while asked), or while the node's answer to whether it
 // held the transaction before it was announced is on its way (before,
@@ -135,6 +171,7 @@ func TestSendClosesWatches(t *testing.T) {
 			}
 			proxy := peertest.NewWatchProxy(t, target, node.Params.Net, peertest.WatchPasses, nil)
 			c := connectWith(t, Config{Peers: []string{proxy.Addr}, Params: node.Params, Timeout: timeout, Log: clog, Dialer: dialer})
+			own := takeOwnConn(t, c)
 			t.Cleanup(func() {
 				if t.Failed() {
 					for _, st := range c.Peers() {
@@ -155,6 +192,9 @@ func TestSendClosesWatches(t *testing.T) {
 			t.Logf("%v after %v; result %+v", err, time.Since(start).Round(time.Millisecond), res)
 			if (err == nil) != tt.taken || tt.cancel > 0 && !errors.Is(err, context.Canceled) {
 				t.Fatalf("error %v: want taken %t", err, tt.taken)
+			}
+			if err := own.lost(); err != nil {
+				t.Errorf("the client's own connection was not kept: %v", err)
 			}
 			if proxy.Watches() != 1 {
 				t.Fatalf("%d announcement connections: want 1", proxy.Watches())
