@@ -307,7 +307,9 @@ func linkHolding(s *simulate.Score) string {
 // given P >= 0.95 (a kind that gives none falls short: untested is not
 // met), no bin over-confident, and no wrong link given P > 0.99 in any
 // capture, unless the shortfall is stated (linkPooledShortfalls,
-// pooledShortfalls); each regime's table is followed by a line of its
+// pooledShortfalls); the block-download attack's scripts are held to the
+// bins once more by shape, with [0, 0.5) split at 0.2 (holdShapes,
+// shapeShortfalls); each regime's table is followed by a line of its
 // pooled figures. The stricter targets on the one capture (Wilson lower
 // bound >= 0.93, every bin right as often as it says, coverage within 3
 // points) are logged as NOT MET where they are not: on one capture of
@@ -350,7 +352,7 @@ func TestCalibrationRegimes(t *testing.T) {
 	for _, stated := range []struct {
 		name string
 		keys map[string]bool
-	}{{"linkPooledShortfalls", linkPooledShortfalls}, {"pooledShortfalls", pooledShortfalls}, {"sessionCoverShortfalls", sessionCoverShortfalls}} {
+	}{{"linkPooledShortfalls", linkPooledShortfalls}, {"pooledShortfalls", pooledShortfalls}, {"sessionCoverShortfalls", sessionCoverShortfalls}, {"shapeShortfalls", shapeShortfalls}} {
 		for key := range stated.keys {
 			if !short[key] {
 				t.Errorf("%s: now met over the pooled captures: take it out of %s and privacy/README.md's targets not met", key, stated.name)
@@ -831,6 +833,7 @@ type linkCapture struct {
 type fullCapture struct {
 	sc               *simulate.Scenario
 	analyze, fetches *simulate.Score
+	shapes           shapeTally
 }
 
 // seed is the seed of the regime's further capture k.
@@ -890,10 +893,20 @@ func (p *regimePool) fetch(k int) *simulate.Score {
 		if err := c.sc.WriteFetchCapture(&fcapt); err != nil {
 			p.t.Fatal(err)
 		}
-		c.fetches, _ = attackFetches(p.t, c.sc, &fcapt, &index, attack.FetchOptions{})
+		var reps []*attack.FetchReport
+		c.fetches, reps = attackFetches(p.t, c.sc, &fcapt, &index, attack.FetchOptions{})
+		c.shapes = shapeTally{}
+		c.shapes.addReports(c.sc.Labels.Fetch, reps)
 		p.release(k)
 	}
 	return c.fetches
+}
+
+// fetchShapes is the block-download attack's scripts of further capture
+// k (from 1) by shape.
+func (p *regimePool) fetchShapes(k int) shapeTally {
+	p.fetch(k)
+	return p.full[k-1].shapes
 }
 
 // pooledKind is a kind of claim besides links pooled over a regime's
@@ -990,6 +1003,9 @@ func checkPooled(t *testing.T, pool *regimePool, run *regimeRun) (short []string
 	figures := []string{links}
 	coverShort, cover := checkPooledSessionCover(t, pool, run)
 	short = append(short, coverShort...)
+	shapes := shapeTally{}
+	shapes.addReports(run.sc.Labels.Fetch, run.fetchReports)
+	shapeCaptures := 1
 	for _, k := range pooledKinds {
 		var tally claimTally
 		tally.addScore(k.inRun(run))
@@ -1001,8 +1017,16 @@ func checkPooled(t *testing.T, pool *regimePool, run *regimeRun) (short []string
 		t.Logf("%s over %d captures: %s (%s)%s", name, captures, tally.confidentFigure(), tally.verdict(), tally.binsFigure())
 		short = append(short, holdPooled(t, name, &tally, captures, pooledShortfalls)...)
 		figures = append(figures, fmt.Sprintf("%s %s over %s (%s)", k.short, tally.confidentFigure(), plural(captures, "capture"), tally.verdict()))
+		if k.name == "fetches: scripts" {
+			shapeCaptures = captures
+		}
 	}
-	return short, "\nPooled, P ≥ 0.95: " + strings.Join(figures, "; ") + ". " + cover + "\n"
+	for k := 1; k < shapeCaptures; k++ {
+		shapes.merge(pool.fetchShapes(k))
+	}
+	shapeShort, shapeFigure := holdShapes(t, pool.r, shapes, shapeCaptures)
+	short = append(short, shapeShort...)
+	return short, "\nPooled, P ≥ 0.95: " + strings.Join(figures, "; ") + ". " + cover + " " + shapeFigure + "\n"
 }
 
 // sessionCoverCaptures is the number of further captures over which the
