@@ -2,9 +2,7 @@ package client
 
 import (
 	"math"
-	"os"
 	"slices"
-	"strconv"
 	"testing"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -166,10 +164,7 @@ func TestRankSum(t *testing.T) {
 // SPVFILTER_ORDER_CLIENTS runs more clients.
 func TestCoverFetchOrder(t *testing.T) {
 	f := needCovers(t)
-	clients := orderClients
-	if n, err := strconv.Atoi(os.Getenv("SPVFILTER_ORDER_CLIENTS")); err == nil && n > 0 {
-		clients = n
-	}
+	clients := clientsFrom("SPVFILTER_ORDER_CLIENTS", orderClients)
 	kinds := newBlockKinds(t, f)
 	var all, drew rankSum
 	streams := 0
@@ -264,10 +259,7 @@ func TestCoverFetchOrder(t *testing.T) {
 //	SPVFILTER_RIDER_CLIENTS=32 go test ./peer/client -run TestCoverRidersLikeWallet -v
 func TestCoverRidersLikeWallet(t *testing.T) {
 	f := needCovers(t)
-	clients := riderClients
-	if n, err := strconv.Atoi(os.Getenv("SPVFILTER_RIDER_CLIENTS")); err == nil && n > 0 {
-		clients = n
-	}
+	clients := clientsFrom("SPVFILTER_RIDER_CLIENTS", riderClients)
 	blocks := map[chainhash.Hash]*wire.MsgBlock{}
 	var wallet, covers []float64
 	var perWallet, perCovers, spentWallet, spentCovers [][]float64

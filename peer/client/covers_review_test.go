@@ -3,9 +3,7 @@ package client
 import (
 	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -105,18 +103,7 @@ func (s *signal) closeClient() {
 	if len(w) == 0 || len(c) == 0 {
 		return
 	}
-	u := 0.0
-	for _, a := range w {
-		for _, b := range c {
-			switch {
-			case a > b:
-				u++
-			case a == b:
-				u += 0.5
-			}
-		}
-	}
-	a := u / float64(len(w)*len(c))
+	a := aucOf(w, c)
 	s.auc += a
 	s.auc2 += a * a
 	s.clients++
@@ -410,15 +397,9 @@ var shapeFeatures = []shapeFeature{
 // asserted: they tell (a known limit).
 func TestCoversRequestShape(t *testing.T) {
 	f := needCovers(t)
-	clients := shapeClients
-	if n, err := strconv.Atoi(os.Getenv("SPVFILTER_SHAPE_CLIENTS")); err == nil && n > 0 {
-		clients = n
-	}
+	clients := clientsFrom("SPVFILTER_SHAPE_CLIENTS", shapeClients)
 	kinds := newBlockKinds(t, f)
-	wallet := map[string]bool{}
-	for _, it := range f.watch {
-		wallet[string(it.Script)] = true
-	}
+	wallet := f.watchedScripts()
 	height := map[chainhash.Hash]int32{}
 	for h := f.chain.Start; h <= f.chain.Tip; h++ {
 		hash, err := f.node.RPC().GetBlockHash(int64(h))

@@ -3,8 +3,6 @@ package client
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 
 	"github.com/spvfilter/spvfilter/peer/peertest"
@@ -57,10 +55,7 @@ func coverSmallWallet(t *testing.T, shape peertest.WalletChain) {
 	node := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey("small miner")))
 	f := buildCovers(t, node, shape, fmt.Sprintf("small %d", shape.WalletBlocks), 0, 0)
 	t.Logf("the wallet's scripts by appearances %v; the other wallets' %v", byAppearances(f, f.chain.Wallets[:1]), byAppearances(f, f.chain.Wallets[1:]))
-	clients := smallClients
-	if n, err := strconv.Atoi(os.Getenv("SPVFILTER_SMALL_CLIENTS")); err == nil && n > 0 {
-		clients = n
-	}
+	clients := clientsFrom("SPVFILTER_SMALL_CLIENTS", smallClients)
 	const target = 0.5
 	var perWallet, perCovers [][]float64
 	var toldHigh, plainHigh []float64

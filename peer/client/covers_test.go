@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -476,10 +475,7 @@ func TestMaxCoverBlocks(t *testing.T) {
 func TestCoverChainsLikeWallet(t *testing.T) {
 	f := needCovers(t)
 	relays := relaysTo(t, f, 2)
-	clients := coverClients
-	if n, err := strconv.Atoi(os.Getenv("SPVFILTER_COVER_CLIENTS")); err == nil && n > 0 {
-		clients = n
-	}
+	clients := clientsFrom("SPVFILTER_COVER_CLIENTS", coverClients)
 	var wallet, covers []float64
 	var perWallet, perCovers [][]float64
 	apart, sessions, walletBlocks, coverBlocks := 0, 0, 0, 0
@@ -1421,4 +1417,13 @@ func TestMargin(t *testing.T) {
 			t.Errorf("margin(%v) = %v, want %v", tc.short, got, tc.want)
 		}
 	}
+}
+
+// watchedScripts returns the fixture's watched scripts, as map keys.
+func (f *coversFixture) watchedScripts() map[string]bool {
+	wallet := make(map[string]bool, len(f.watch))
+	for _, it := range f.watch {
+		wallet[string(it.Script)] = true
+	}
+	return wallet
 }

@@ -303,15 +303,9 @@ func tallySide(kinds *blockKinds, side map[string]bool, group map[string]uint64,
 // SPVFILTER_XSESSION_CLIENTS runs more clients.
 func TestCoversAcrossSessions(t *testing.T) {
 	f := needCovers(t)
-	clients := xsessionClients
-	if n, err := strconv.Atoi(os.Getenv("SPVFILTER_XSESSION_CLIENTS")); err == nil && n > 0 {
-		clients = n
-	}
+	clients := clientsFrom("SPVFILTER_XSESSION_CLIENTS", xsessionClients)
 	kinds := newBlockKinds(t, f)
-	wallet := map[string]bool{}
-	for _, it := range f.watch {
-		wallet[string(it.Script)] = true
-	}
+	wallet := f.watchedScripts()
 	var ws, wc, cs, cc earlierTally
 	// wl and cl pool the chains of the clients that met the target
 	// after two or more sessions short: where a chain's earliest block
@@ -413,10 +407,7 @@ func TestCoversAcrossSessions(t *testing.T) {
 func walletChainsAsked(t *testing.T, f *coversFixture, plain, relays []*peertest.Liar) (chains [][]chainhash.Hash, some int) {
 	t.Helper()
 	kinds := newBlockKinds(t, f)
-	wallet := map[string]bool{}
-	for _, it := range f.watch {
-		wallet[string(it.Script)] = true
-	}
+	wallet := f.watchedScripts()
 	asked := func(rs []*peertest.Liar) map[chainhash.Hash]bool {
 		out := map[chainhash.Hash]bool{}
 		for _, r := range rs {
@@ -434,4 +425,13 @@ func walletChainsAsked(t *testing.T, f *coversFixture, plain, relays []*peertest
 		}
 	}
 	return chains, some
+}
+
+// clientsFrom is the number of clients the environment variable name
+// gives, or def where it gives no positive number.
+func clientsFrom(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
 }

@@ -1202,6 +1202,21 @@ type binScore struct {
 	over, under         bool
 }
 
+// scoreBin scores bin i of those edges bound (the last closed), holding
+// n claims, right of them right, whose probabilities sum to sumP.
+func scoreBin(edges []float64, i, n, right int, sumP float64) binScore {
+	end := ")"
+	if i == len(edges)-2 {
+		end = "]"
+	}
+	b := binScore{name: fmt.Sprintf("[%g, %g%s", edges[i], edges[i+1], end), n: n,
+		said: sumP / float64(n), right: float64(right) / float64(n)}
+	b.lo, b.hi = simulate.Wilson(right, n)
+	far := math.Abs(b.said-b.right) > simulate.TargetBinSlack
+	b.over, b.under = far && b.said > b.hi, far && b.said < b.lo
+	return b
+}
+
 // linkBinEdges are the edges of a claimTally's bins.
 var linkBinEdges = []float64{0, 0.5, 0.8, 0.95, 0.99, 1}
 
@@ -1212,16 +1227,7 @@ func (l *claimTally) binScores() []binScore {
 		if bin.n == 0 {
 			continue
 		}
-		end := ")"
-		if i == len(l.bins)-1 {
-			end = "]"
-		}
-		b := binScore{name: fmt.Sprintf("[%g, %g%s", linkBinEdges[i], linkBinEdges[i+1], end), n: bin.n,
-			said: bin.sumP / float64(bin.n), right: float64(bin.right) / float64(bin.n)}
-		b.lo, b.hi = simulate.Wilson(bin.right, bin.n)
-		far := math.Abs(b.said-b.right) > simulate.TargetBinSlack
-		b.over, b.under = far && b.said > b.hi, far && b.said < b.lo
-		out = append(out, b)
+		out = append(out, scoreBin(linkBinEdges, i, bin.n, bin.right, bin.sumP))
 	}
 	return out
 }

@@ -94,16 +94,7 @@ func (s shapeTally) binScores(shape string) []binScore {
 		if bin.n == 0 {
 			continue
 		}
-		end := ")"
-		if i == len(bins)-1 {
-			end = "]"
-		}
-		b := binScore{name: fmt.Sprintf("[%g, %g%s", shapeBinEdges[i], shapeBinEdges[i+1], end), n: bin.n,
-			said: bin.sumP / float64(bin.n), right: float64(bin.right) / float64(bin.n)}
-		b.lo, b.hi = simulate.Wilson(bin.right, bin.n)
-		far := math.Abs(b.said-b.right) > simulate.TargetBinSlack
-		b.over, b.under = far && b.said > b.hi, far && b.said < b.lo
-		out = append(out, b)
+		out = append(out, scoreBin(shapeBinEdges, i, bin.n, bin.right, bin.sumP))
 	}
 	return out
 }
