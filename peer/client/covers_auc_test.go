@@ -1,6 +1,7 @@
 package client
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -125,3 +126,37 @@ func TestPooledAUC(t *testing.T) {
 // bootstrapDraws is how many draws of clients pooledAUC's interval
 // rests on in the covers' tests.
 const bootstrapDraws = 2000
+
+// TestBestThreshold: the best one-threshold classifier on raw values and
+// on the counts of an earlierTally (maxPerCount and more together).
+func TestBestThreshold(t *testing.T) {
+	tally := func(per map[int]int) earlierTally {
+		var e earlierTally
+		for k, v := range per {
+			e.n += v
+			e.countPer(k, v)
+		}
+		return e
+	}
+	for _, tc := range []struct {
+		name string
+		w, c []float64
+		want float64
+	}{
+		{"alike", []float64{1, 2, 3}, []float64{3, 2, 1}, 0.5},
+		{"apart", []float64{5, 6}, []float64{1, 2, 3}, 1},
+		{"apart the other way", []float64{1, 2}, []float64{5, 6, 7}, 1},
+		{"half the wallet's above", []float64{0, 0, 1, 1}, []float64{0, 0, 0, 0}, 0.75},
+		{"ties at the threshold", []float64{1, 2, 2}, []float64{2, 0}, 0.75},
+		{"tally: half above", tally(map[int]int{0: 2, 1: 2}).counts(), tally(map[int]int{0: 4}).counts(), 0.75},
+		{"tally: 3 and more together", tally(map[int]int{3: 1, 7: 1}).counts(), tally(map[int]int{5: 2}).counts(), 0.5},
+		{"tally: by count", tally(map[int]int{0: 1, 2: 3}).counts(), tally(map[int]int{0: 3, 1: 1}).counts(), 0.875},
+	} {
+		if got := bestThreshold(tc.w, tc.c); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("%s: bestThreshold(%v, %v) = %.4f, want %.4f", tc.name, tc.w, tc.c, got, tc.want)
+		}
+	}
+	if got := bestThreshold(nil, []float64{1}); !math.IsNaN(got) {
+		t.Errorf("no wallet values: %v, want NaN", got)
+	}
+}

@@ -25,8 +25,18 @@ import (
 // had, in a draw, a candidate of their shape lying like them, so the
 // preference changed nothing measurable (chains of three or more
 // blocks: AUC 0.994 to 1.000 after; mean height 0.42 to 0.44): what
-// the reserve offers, not the choice, sets the span, and matching it
-// needs candidates explored for it.
+// the reserve offers, not the choice, sets the span. Exploring more
+// does not change what it can offer there: every block of that range
+// read for candidates (TestCoversSpanInRange: 300 blocks, about 2,400
+// candidates in 1,700 candidate chains) gives, for each of the wallet's
+// four chains of three blocks (span 0.70, mean height 0.27 to 0.50),
+// 12 candidate chains of its shape and as many blocks, none lying like
+// it, none spanning 0.60 or more, the nearest 0.20 away (the larger of
+// the span's and the mean height's distance). Each of those wallet
+// chains holds a receive key paid twice 0.70 of the range apart, which
+// no candidate chain of its shape there matches; exploring blocks near
+// a wallet's chain's ends would find no more than every block does, and
+// those blocks, asked beside the chain's, would point at it.
 
 // spanTolerance is how far, as a share of the range, a candidate
 // chain's span and mean height may lie from a wallet's chain's for

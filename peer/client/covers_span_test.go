@@ -1,8 +1,12 @@
 package client
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/spvfilter/spvfilter/peer/cover"
 )
 
 func TestChainPlace(t *testing.T) {
@@ -71,5 +75,79 @@ func TestSpanScore(t *testing.T) {
 				t.Fatalf("spanScore = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCoversSpanInRange measures what exploring could find for the
+// span (covers_span.go): every block of the labelled chain's range
+// read for candidates (as exploring would, from an empty reserve), it
+// counts, for each of the wallet's chains of three or more blocks, the
+// candidate chains of the range of its shape and as many blocks, those
+// lying like it (chainPlace.lies) and how near the nearest one lies
+// (the larger of its span's and its mean height's distance, shares of
+// the range), and logs them. It fails where the wallet has no chain of
+// three or more blocks or the range no candidate chain of their shape,
+// where the measure says nothing.
+func TestCoversSpanInRange(t *testing.T) {
+	f := needCovers(t)
+	from, to := f.chain.Wallets[0].Birth, f.chain.Tip
+	blocks := f.blocks(t, from, to)
+	var watch [][]byte
+	for _, it := range f.watch {
+		watch = append(watch, it.Script)
+	}
+	var lines []string
+	long, shaped := 0, 0
+	_, err := coverRun{dir: t.TempDir(), after: func(cl *Client, _ *ScanResult) {
+		set, _, err := cover.Open(t.TempDir(), f.node.Params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs := &coverScan{c: cl, set: set, from: from, to: to, wallet: watch, seen: map[string][]int32{}}
+		cs.walletHeights, _ = cs.profile(watch, false)
+		_, cs.largest = cs.walletProfiles(cs.walletHeights)
+		cs.hot = max(coverHotFactor*cs.largest, 16)
+		cands := cs.candidates(blocks, math.MaxInt32)
+		scripts := make([][]byte, len(cands))
+		for i, c := range cands {
+			scripts[i] = c.Script
+		}
+		var ms []member
+		for i, hs := range cs.profileCandidates(scripts) {
+			if len(hs) > 0 && len(hs) <= cs.hot {
+				ms = append(ms, member{script: cands[i].Script, heights: hs, group: cands[i].Profile.Group})
+			}
+		}
+		chains := cs.shapedPlaces(ms)
+		lines = append(lines, fmt.Sprintf("%d blocks, %d candidates, %d candidate chains", len(blocks), len(ms), len(chains)))
+		for _, w := range cs.shapedPlaces(cs.walletMembers()) {
+			if w.place.blocks < 3 {
+				continue
+			}
+			long++
+			n, like, spanned, nearest := 0, 0, 0, math.Inf(1)
+			for _, c := range chains {
+				if c.shape != w.shape || c.place.blocks != w.place.blocks {
+					continue
+				}
+				n++
+				if c.place.lies(w.place) {
+					like++
+				}
+				if c.place.span >= w.place.span-spanTolerance {
+					spanned++
+				}
+				nearest = min(nearest, max(math.Abs(c.place.span-w.place.span), math.Abs(c.place.mean-w.place.mean)))
+			}
+			shaped += n
+			lines = append(lines, fmt.Sprintf("the wallet's chain of %d blocks, span %.2f, mean %.2f: %d candidate chains of its shape, %d lying like it, %d spanning within %g of it or more, the nearest %.3f away", w.place.blocks, w.place.span, w.place.mean, n, like, spanned, spanTolerance, nearest))
+		}
+	}}.scan(t, f, relaysTo(t, f, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("MEASUREMENT every block of the range read for candidates: %s", strings.Join(lines, "; "))
+	if long == 0 || shaped == 0 {
+		t.Fatalf("%d chains of the wallet's of three or more blocks, %d candidate chains of their shape in the range: nothing to measure", long, shaped)
 	}
 }

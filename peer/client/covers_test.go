@@ -113,6 +113,25 @@ func buildCovers(t testing.TB, node *peertest.Node, shape peertest.WalletChain, 
 	return f
 }
 
+// blocks returns the fixture's blocks at heights from..to, read off
+// its node.
+func (f *coversFixture) blocks(t testing.TB, from, to int32) []*wire.MsgBlock {
+	t.Helper()
+	out := make([]*wire.MsgBlock, 0, max(to-from+1, 0))
+	for h := from; h <= to; h++ {
+		hash, err := f.node.RPC().GetBlockHash(int64(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := f.node.RPC().GetBlock(hash)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
 // TestCoversChainShapes: the covers' chain holds other users'
 // transactions of many shapes (buildCovers, peertest.MainnetShapes), not
 // a single one: spends of two and of three outputs, and transactions
@@ -122,15 +141,7 @@ func TestCoversChainShapes(t *testing.T) {
 	f := needCovers(t)
 	const minShapeCount = 10
 	ins, outs := map[int]int{}, map[int]int{}
-	for h := f.chain.Start; h <= f.chain.Tip; h++ {
-		hash, err := f.node.RPC().GetBlockHash(int64(h))
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := f.node.RPC().GetBlock(hash)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, b := range f.blocks(t, f.chain.Start, f.chain.Tip) {
 		for _, tx := range b.Transactions[1:] {
 			ins[len(tx.TxIn)]++
 			outs[len(tx.TxOut)]++

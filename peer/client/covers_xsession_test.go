@@ -32,8 +32,8 @@ const maxPerCount = 3
 // maxPerChainGap bounds TestCoversAcrossSessions' gap between the
 // blocks asked earlier per chain of the wallet's and per chain of the
 // covers', and maxPerEdge how far above a half the best attacker on
-// that count by one threshold (thresholdEdge) gets, pooled over the
-// clients. With the sweep taking every block of the wallet's chains
+// that count by one threshold (bestThreshold on earlierTally.counts)
+// gets, pooled over the clients. With the sweep taking every block of the wallet's chains
 // beside the one asked once, 1.31 against 1.15 and 0.578 (1.27 against
 // 1.16 and 0.557 in another run); with the round that asks the wallet's
 // blocks once leaving out the others of their chains (dropUnfound) and
@@ -165,25 +165,19 @@ func (e earlierTally) String() string {
 	return fmt.Sprintf("%d of %d (%.2f; %d blocks, %.2f each, a share %.2f of theirs; %d first in session 1; by session %s; by blocks asked earlier %s)", e.earlier, e.n, e.share(), e.blocks, e.perChain(), e.part/max(1, float64(e.n)), e.first, strings.Join(by, ", "), strings.Join(per, ", "))
 }
 
-// thresholdEdge is the accuracy of the best attacker that tells the
-// wallet's chains (w) from the covers' (c) by one threshold on their
-// blocks asked earlier: taking those with at least (or, the other way,
-// fewer than) some count for the wallet's, and the rest for covers.
-// With as many of each, a half is no better than a coin.
-func thresholdEdge(w, c earlierTally) float64 {
-	ws, cs := w.perShares(), c.perShares()
-	best := 0.5
-	for t := 1; t <= maxPerCount; t++ {
-		var wAbove, cAbove float64
-		for k := t; k <= maxPerCount; k++ {
-			wAbove += ws[k]
-			cAbove += cs[k]
+// counts is the blocks asked earlier of each one counted (maxPerCount
+// and more as maxPerCount), in order: the values bestThreshold tells
+// the wallet's chains from the covers' by, taking those with at least
+// (or, the other way, fewer than) some count for the wallet's and the
+// rest for covers.
+func (e earlierTally) counts() []float64 {
+	var out []float64
+	for k := range maxPerCount + 1 {
+		for range e.per[k] {
+			out = append(out, float64(k))
 		}
-		// The share right, each side weighed alike.
-		acc := (wAbove + 1 - cAbove) / 2
-		best = max(best, acc, 1-acc)
 	}
-	return best
+	return out
 }
 
 // add counts one script or chain by the blocks of the met session that
@@ -298,8 +292,8 @@ func tallySide(kinds *blockKinds, side map[string]bool, group map[string]uint64,
 // than target + maxFirstEdge. It fails where the blocks so asked per
 // chain differ between the wallet's chains and the covers' by more than
 // maxPerChainGap, or where the best attacker by one threshold on that
-// count (thresholdEdge) is right more than 0.5 + maxPerEdge of the
-// time. It logs the chains by that count and by the session of their
+// count (bestThreshold on earlierTally.counts) is right more than 0.5 +
+// maxPerEdge of the time. It logs the chains by that count and by the session of their
 // earliest such block, pooled and for the clients that met the target
 // at the 3rd session or later, and the blocks asked over all sessions.
 // SPVFILTER_XSESSION_CLIENTS runs more clients.
@@ -394,11 +388,11 @@ func TestCoversAcrossSessions(t *testing.T) {
 		t.Errorf("taking the chains whose earliest block asked before came after the first session for covers leaves the wallet's %.3f of the rest, beyond the target %g + %g", e, xsessionTarget, maxFirstEdge)
 	}
 	// The blocks asked before per chain, its mean and its spread.
-	t.Logf("blocks asked before a chain: the wallet's %.2f %v, the covers' %.2f %v; the best attacker by one threshold on it right %.3f of the time", wc.perChain(), wc.perShares(), cc.perChain(), cc.perShares(), thresholdEdge(wc, cc))
+	t.Logf("blocks asked before a chain: the wallet's %.2f %v, the covers' %.2f %v; the best attacker by one threshold on it right %.3f of the time", wc.perChain(), wc.perShares(), cc.perChain(), cc.perShares(), bestThreshold(wc.counts(), cc.counts()))
 	if gap := math.Abs(wc.perChain() - cc.perChain()); !(gap <= maxPerChainGap) {
 		t.Errorf("the blocks asked before a chain tell covers from the wallet: %.2f a chain of the wallet's, %.2f of the covers' (gap %.2f, beyond %g)", wc.perChain(), cc.perChain(), gap, maxPerChainGap)
 	}
-	if e := thresholdEdge(wc, cc); !(e <= 0.5+maxPerEdge) {
+	if e := bestThreshold(wc.counts(), cc.counts()); !(e <= 0.5+maxPerEdge) {
 		t.Errorf("a threshold on the blocks asked before a chain tells covers from the wallet right %.3f of the time, beyond 0.5 + %g (the wallet's chains by count %.2f, the covers' %.2f)", e, maxPerEdge, wc.perShares(), cc.perShares())
 	}
 }
