@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -200,7 +201,55 @@ func runFetches(a *app, f *fetchesFlags) error {
 		return a.printJSON(out)
 	}
 	printFetches(a.stdout, &out, f.show)
+	fmt.Fprintln(a.stdout, "\nnext:")
+	for _, line := range fetchesNext(f) {
+		fmt.Fprintf(a.stdout, "  %s\n", line)
+	}
 	return nil
+}
+
+// fetchesNext is what to run after a text report of privacy fetches: the
+// same run with --json, which holds every figure and each session's
+// warnings, and, when the capture lies beside the labels of privacy
+// simulate, the scoring of that report against them.
+func fetchesNext(f *fetchesFlags) []string {
+	args := []string{"spvfilter", "privacy", "fetches"}
+	for _, c := range f.captures {
+		args = append(args, "--capture", shellWord(c))
+	}
+	args = append(args, "--index", shellWord(f.index))
+	if f.client != "" {
+		args = append(args, "--client", shellWord(f.client))
+	}
+	switch {
+	case f.intersect:
+		args = append(args, "--intersect")
+	case f.collude:
+		args = append(args, "--collude")
+	}
+	if f.coverTarget != 0 {
+		args = append(args, "--cover-target", strconv.FormatFloat(f.coverTarget, 'g', -1, 64))
+	}
+	if f.maxMatches != attack.DefaultMaxFetchMatches {
+		args = append(args, "--max-matches", strconv.Itoa(f.maxMatches))
+	}
+	next := []string{strings.Join(args, " ") + " --json > fetches.json    # every figure, and each session's warnings"}
+	if len(f.captures) == 1 && f.captures[0] != "-" {
+		labels := filepath.Join(filepath.Dir(f.captures[0]), "labels.json")
+		if st, err := os.Stat(labels); err == nil && st.Mode().IsRegular() {
+			next = append(next, "spvfilter privacy evaluate --labels "+shellWord(labels)+" --report fetches.json    # score it against the simulation's labels")
+		}
+	}
+	return next
+}
+
+// shellWord is s as one word of a shell command: as it is when it holds
+// nothing a shell reads otherwise, else in single quotes.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // checkFetchesFlags refuses, before any file is read, the flags of
