@@ -98,7 +98,10 @@ the downloads of that group whatever its owner (another wallet's address
 reused in the wallet's blocks) and has half its class's (nested). The sessions of BIP 37 clients (a filter loaded,
 blocks asked for without a BIP 157 filter range) are left out, with a
 warning: their filters say what they watch (privacy analyze --capture).
-A warning several sessions give is said once, naming them (all, or the
+The text report says each kind of group reason whole once, under a
+letter, its numbers as #1, #2, ..., and each group names it by letter
+with its own numbers; --json gives each group's reason whole. A warning
+several sessions give is said once, naming them (all, or the
 first few), each number that differs between them as its range; --json's
 warning_sessions lists beside each warning the ids of every session that
 gives it, and each session's report keeps its own warnings.`
@@ -442,26 +445,68 @@ func indexError(file string, err error) error {
 
 func printFetches(w io.Writer, out *fetchesOutput, show int) {
 	fmt.Fprintf(w, "index: %s blocks %d..%d (version %d)\n", out.Index.Network, out.Index.From, out.Index.To, out.Index.Version)
+	reasons := &reasonLegend{letters: map[string]string{}}
 	for i, r := range out.Clients {
 		fmt.Fprintf(w, "\nsession %d of %d: %s (%s)", i+1, len(out.Clients), r.Session, r.Client)
 		if r.UserAgent != "" {
 			fmt.Fprintf(w, " %s", r.UserAgent)
 		}
 		fmt.Fprintln(w)
-		printFetchReport(w, r, show)
+		printFetchReport(w, r, show, reasons)
 	}
 	if r := out.Intersection; r != nil {
 		fmt.Fprintf(w, "\nintersection of %s, taken as one client's: %s\n", plural(len(out.Clients), "session"), r.Session)
-		printFetchReport(w, r.FetchReport, show)
+		printFetchReport(w, r.FetchReport, show, reasons)
 	}
 	if r := out.Collusion; r != nil {
 		fmt.Fprintf(w, "\ncolluding nodes: %s joined as one client's, the union of what they saw: %s\n", plural(len(out.Clients), "session"), r.Session)
-		printFetchReport(w, r.FetchReport, show)
+		printFetchReport(w, r.FetchReport, show, reasons)
 	}
 }
 
-// printFetchReport prints one session's (or the intersection's) report.
-func printFetchReport(w io.Writer, r *attack.FetchReport, show int) {
+// reasonLegend says each kind of group reason once in a text report: a
+// reason is said whole, its numbers as #1, #2, ..., the first time a
+// group gives it, under a letter, and every group names its reason by
+// that letter with its own numbers.
+type reasonLegend struct {
+	letters map[string]string // by the reason's template (numberSlots)
+}
+
+// name is how the group line of reason gives it, and the line that says
+// the reason whole before that group's, "" once said.
+func (l *reasonLegend) name(reason string) (name, legend string) {
+	template, nums := numberSlots(reason)
+	letter, said := l.letters[template]
+	if !said {
+		letter = string(rune('A' + len(l.letters)%26))
+		if len(l.letters) >= 26 {
+			letter += strconv.Itoa(len(l.letters) / 26)
+		}
+		l.letters[template] = letter
+		parts := strings.Split(template, "\x00")
+		var b strings.Builder
+		for i, p := range parts {
+			b.WriteString(p)
+			if i < len(parts)-1 {
+				fmt.Fprintf(&b, "#%d", i+1)
+			}
+		}
+		legend = fmt.Sprintf("reason %s (said once; groups name it by letter, with their own #1, #2, ...): %s", letter, b.String())
+	}
+	name = "reason " + letter
+	if len(nums) > 0 {
+		slots := make([]string, len(nums))
+		for i, n := range nums {
+			slots[i] = fmt.Sprintf("#%d = %s", i+1, n)
+		}
+		name += " (" + strings.Join(slots, ", ") + ")"
+	}
+	return name, legend
+}
+
+// printFetchReport prints one session's (or the intersection's) report,
+// the reasons of its groups by their letters in reasons.
+func printFetchReport(w io.Writer, r *attack.FetchReport, show int, reasons *reasonLegend) {
 	scanned := "nothing scanned"
 	if r.ScannedFrom != nil && r.ScannedTo != nil {
 		scanned = fmt.Sprintf("scanned blocks %d..%d", *r.ScannedFrom, *r.ScannedTo)
@@ -510,8 +555,12 @@ func printFetchReport(w io.Writer, r *attack.FetchReport, show int) {
 		if len(members) > 5 {
 			members = append(members[:5:5], fmt.Sprintf("and %d more", len(g.Members)-5))
 		}
+		reason, legend := reasons.name(g.Reason)
+		if legend != "" {
+			fmt.Fprintf(w, "  %s\n", legend)
+		}
 		fmt.Fprintf(w, "  group %d (k = %d): %s: probability %.4f (95%%: %.4f-%.4f) that one is the wallet's: %s\n", i+1, g.Appearances,
-			strings.Join(members, ", "), g.Probability, g.ProbabilityLow, g.ProbabilityHigh, g.Reason)
+			strings.Join(members, ", "), g.Probability, g.ProbabilityLow, g.ProbabilityHigh, reason)
 	}
 	fmt.Fprintf(w, "  verdict: %s\n", r.Verdict)
 }
