@@ -643,14 +643,16 @@ func (f *warningFold) text() string {
 // warning_sessions names every one.
 const namedAtMost = 4
 
-// who names the sessions that give a warning, of total sessions: all of
-// them, or up to namedAtMost by id.
+// who names the sessions that give a warning, of total sessions: both or
+// all of them, or up to namedAtMost by id.
 func (f *warningFold) who(total int, joined string) string {
 	var who string
 	switch n := len(f.sessions); {
 	case n == 1:
 		who = "session " + f.sessions[0]
-	case n > 1 && n == total:
+	case n == 2 && total == 2:
+		who = "both sessions"
+	case n > 2 && n == total:
 		who = fmt.Sprintf("all %d sessions", n)
 	case n > 1:
 		shown := f.sessions[:min(n, namedAtMost)]

@@ -10,9 +10,9 @@ import (
 
 // TestFoldSessionWarnings: a warning the sessions give but for its
 // numbers is said once, whichever of its numbers differ (the batched
-// warning has two), naming its sessions (all of them as all, at most
-// namedAtMost by id) and listing every id beside it; a number inside a
-// session id or a range stays part of the words.
+// warning has two), naming its sessions (all of them as all or both, at
+// most namedAtMost by id) and listing every id beside it; a number inside
+// a session id or a range stays part of the words.
 func TestFoldSessionWarnings(t *testing.T) {
 	const batched = "%s match(es) sit in transactions paying more than 4 matched scripts at once: the %s in batches have three quarters (batched)"
 	rep := func(id string, warnings ...string) *attack.FetchReport {
@@ -39,7 +39,7 @@ func TestFoldSessionWarnings(t *testing.T) {
 		{"more than named", append(reps(6, "covers cannot be ruled out (of 0.5 and more here)"), rep("sz")),
 			"", []string{"6 of 7 sessions (sa, sb, sc, sd and 2 more): covers cannot be ruled out (of 0.5 and more here)"}, [][]string{{"sa", "sb", "sc", "sd", "se", "sf"}}},
 		{"decimals fold", []*attack.FetchReport{rep("s1", "few blocks: 3 such matches have 0.50 of it."), rep("s2", "few blocks: 5 such matches have 0.25 of it.")},
-			"", []string{"all 2 sessions: few blocks: 3 to 5 such matches have 0.25 to 0.50 of it."}, [][]string{{"s1", "s2"}}},
+			"", []string{"both sessions: few blocks: 3 to 5 such matches have 0.25 to 0.50 of it."}, [][]string{{"s1", "s2"}}},
 		{"numbers in ids and ranges are words", []*attack.FetchReport{
 			rep("s1", "1 other session(s) simf7-3: shared", "taken to be every block (0..999)"),
 			rep("s2", "1 other session(s) simf7-4: shared", "taken to be every block (0..500)")},

@@ -300,7 +300,7 @@ func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 	}
 	listed := 0
 	for i, w := range out.Warnings {
-		if !regexp.MustCompile(`^(all \d+ sessions|\d+ of \d+ sessions \(|session )`).MatchString(w) {
+		if !regexp.MustCompile(`^(all \d+ sessions|both sessions|\d+ of \d+ sessions \(|session )`).MatchString(w) {
 			t.Errorf("warning %q does not name the sessions that give it", w)
 		}
 		for _, id := range out.WarningSessions[i] {
