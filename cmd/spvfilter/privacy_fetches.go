@@ -39,8 +39,9 @@ The capture (written by "privacy capture") holds, per session, the blocks
 requested (getdata) and the filter ranges (getcfilters, getcfheaders); the
 index (written by "privacy universe --index") holds, for every script, the
 heights of the blocks it appears in and the transactions there, and the
-chain's block hashes, which turn the requested hashes into heights. For
-each session:
+chain's block hashes, which turn the requested hashes into heights (an
+index of which no session scanned a block, of another chain or range,
+is refused). For each session:
 
   B  the blocks of the scanned range: its getcfilters ranges and fetched
      blocks (a client syncs filter headers, getcfheaders, from the genesis
@@ -198,6 +199,9 @@ func runFetches(a *app, f *fetchesFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := indexOfOtherBlocks(f, ir.Header(), reps); err != nil {
+		return err
+	}
 	out := newFetchesOutput(f, ir.Header(), reps, bip37)
 	a.warn(out.Warnings)
 	if a.json {
@@ -253,6 +257,29 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// indexOfOtherBlocks is bad input when no session scanned a block of the
+// index and some asked for blocks it does not hold: the index is of
+// another chain or range than the captures, and every report would say
+// nothing; nil otherwise.
+func indexOfOtherBlocks(f *fetchesFlags, hd *universe.IndexHeader, reps []*attack.FetchReport) error {
+	unknown := 0
+	for _, r := range reps {
+		if r.ScannedBlocks > 0 {
+			return nil
+		}
+		unknown += r.FetchedUnknown
+	}
+	if unknown == 0 {
+		return nil
+	}
+	if f.intersect || f.collude {
+		unknown -= reps[len(reps)-1].FetchedUnknown // the joined report counts them again
+	}
+	return badInput("--index %s: none of the %s the sessions of --capture %s asked for is in its chain (%s blocks %d..%d), and no filter range lies there: "+
+		"the index of another chain or range than the capture; give the index of the blocks the clients scanned (privacy universe --index over their range)",
+		f.index, plural(unknown, "block"), strings.Join(f.captures, ", --capture "), hd.Network, hd.First, hd.Last())
 }
 
 // checkFetchesFlags refuses, before any file is read, the flags of
