@@ -102,10 +102,10 @@ warning: their filters say what they watch (privacy analyze --capture).
 The text report says each kind of group reason whole once, under a
 letter, its numbers as #1, #2, ..., and each group names it by letter
 with its own numbers; --json gives each group's reason whole. A warning
-several sessions give is said once, naming them (all, or the
-first few), each number that differs between them as its range; --json's
-warning_sessions lists beside each warning the ids of every session that
-gives it, and each session's report keeps its own warnings.`
+several sessions give is said once, naming them (all, or the first
+few), each number that differs between them as its range; --json's
+warning_sessions lists beside each warning the ids of every session
+that gives it, and each session's report keeps its own warnings.`
 
 // fetchesExample shows privacy fetches on one node's capture, one client,
 // its sessions intersected, and colluding nodes.
