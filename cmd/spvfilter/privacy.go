@@ -27,7 +27,7 @@ BIP 157/158 node learns instead, from the blocks the client downloads.
   model     the analytic model for a wallet of N addresses (and Monte Carlo)
   analyze   test a universe of candidate addresses against real filters
   compare   BIP 37 against BIP 157 for the same wallet
-  capture   a relay that records the filters light clients send
+  capture   a relay that records the filters and block requests of light clients
   universe  collect the candidates seen on a range of blocks
   fetches   what a BIP 157 client's block downloads give away
   simulate  a labelled capture, universe and chain: ground truth

@@ -46,13 +46,16 @@ func newPrivacyCaptureCommand(a *app) *cobra.Command {
 	var f captureFlags
 	c := &cobra.Command{
 		Use:   "capture --listen HOST:PORT --upstream HOST:PORT --network NET --out FILE",
-		Short: "Relay light clients to a full node and record the filters they send",
+		Short: "Relay light clients to a full node and record the filters they send and the blocks they ask for",
 		Long: `capture listens for light clients as if it were a full node and relays
 every message, both ways, to the upstream node. It makes the node appear to
 offer NODE_BLOOM (BIP 111), so that BIP 37 clients load their filter, and
 appends each filterload, filteradd and filterclear a client sends (and its
 version message, for the user agent) with the time and the client's address
 to --out as JSON lines, which "privacy analyze --capture" reads directly.
+Of BIP 157 clients it appends the filter ranges (getcfheaders,
+getcfilters) and the blocks (getdata) they ask for, which "privacy fetches
+--capture" reads; one capture may hold both kinds of client.
 Each record names the connection: the client's address and port, and a
 session id unique to the connection; a filterload record carries the
 message's payload as "filterload", the hex "bloom inspect" reads. Before it
@@ -60,7 +63,9 @@ listens, capture checks that the upstream node answers a version message
 (within --handshake-timeout) with its own, and fails naming it otherwise
 (an echo service, which sends back what it is sent, too).
 The upstream node must itself serve BIP 37 (btcd does by default; Bitcoin
-Core needs peerbloomfilters=1), or it will drop clients that load a filter.
+Core needs peerbloomfilters=1), or it will drop clients that load a filter,
+and BIP 157 for clients that ask for filters (btcd does unless
+--nocfilters; Bitcoin Core needs blockfilterindex=1 and peerblockfilters=1).
 
 A client that sends garbage, a message of another network, an oversized or
 truncated message, or hangs up, loses its own connection only; the relay
@@ -78,7 +83,8 @@ node itself, at another port, or of another network), or those that did
 sent nothing to record. An --out file that holds anything but capture
 records (the labels of privacy simulate, a report) is refused.`,
 		Example: `  spvfilter privacy capture --listen 127.0.0.1:18555 --upstream 127.0.0.1:18444 --network regtest --out capture.jsonl
-  spvfilter privacy analyze --capture capture.jsonl --universe universe.txt`,
+  spvfilter privacy analyze --capture capture.jsonl --universe universe.txt
+  spvfilter privacy fetches --capture capture.jsonl --index universe.idx`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCapture(cmd.Context(), a, &f) },
 	}

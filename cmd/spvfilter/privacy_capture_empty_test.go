@@ -5,7 +5,6 @@ import (
 	"net"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestPrivacyCaptureNothingWarns: a capture that ends having recorded
@@ -45,18 +44,7 @@ func TestPrivacyCaptureNothingWarns(t *testing.T) {
 				done <- [2]string{stdout, stderr}
 			}()
 			if r.connect {
-				var c net.Conn
-				var err error
-				for range 100 {
-					if c, err = net.Dial("tcp", relayAddr); err == nil {
-						break
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
-				if err != nil {
-					t.Fatalf("relay not listening: %v", err)
-				}
-				defer c.Close()
+				dialRelay(t, relayAddr)
 			}
 			res := <-done
 			stdout, stderr := res[0], res[1]

@@ -25,12 +25,7 @@ func TestPrivacyCaptureStdoutStats(t *testing.T) {
 	// An upstream that answers a version message with its own, and is
 	// otherwise silent.
 	up := startVersionAnswerer(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	relayAddr := ln.Addr().String()
-	ln.Close()
+	relayAddr := freeLoopbackAddr(t)
 
 	type result struct {
 		stdout, stderr string
@@ -42,17 +37,7 @@ func TestPrivacyCaptureStdoutStats(t *testing.T) {
 			"--network", "regtest", "--out", "-", "--json", "--duration", "1500ms", "--handshake-timeout", "200ms")
 		done <- result{stdout, stderr, status}
 	}()
-	var c net.Conn
-	for i := 0; i < 100; i++ {
-		if c, err = net.Dial("tcp", relayAddr); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatalf("relay not listening: %v", err)
-	}
-	defer c.Close()
+	c := dialRelay(t, relayAddr)
 	c.SetReadDeadline(time.Now().Add(time.Second))
 	if _, err := c.Read(make([]byte, 1)); err == nil {
 		t.Fatal("the relay sent data to a client for a silent upstream")
@@ -77,6 +62,24 @@ func TestPrivacyCaptureStdoutStats(t *testing.T) {
 	if st.ClientCount != 1 || st.HandshakeTimeoutCount != 1 {
 		t.Fatalf("stats %+v, want 1 client dropped for its handshake", st)
 	}
+}
+
+// dialRelay connects to the capture relay at addr, started beside the
+// test, trying for a second while it is not yet listening; the
+// connection is closed when the test ends.
+func dialRelay(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	var c net.Conn
+	var err error
+	for range 100 {
+		if c, err = net.Dial("tcp", addr); err == nil {
+			t.Cleanup(func() { c.Close() })
+			return c
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("relay not listening: %v", err)
+	return nil
 }
 
 // startVersionAnswerer listens on loopback and answers each connection's
@@ -212,12 +215,7 @@ func TestPrivacyCaptureContract(t *testing.T) {
 func TestPrivacyCaptureLogLines(t *testing.T) {
 	up := startVersionAnswerer(t)
 	for _, jsonMode := range []bool{false, true} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		relayAddr := ln.Addr().String()
-		ln.Close()
+		relayAddr := freeLoopbackAddr(t)
 		args := []string{"privacy", "capture", "--listen", relayAddr, "--upstream", up, "--network", "regtest",
 			"--out", filepath.Join(t.TempDir(), "c.jsonl"), "--duration", "1s", "--handshake-timeout", "200ms"}
 		if jsonMode {
@@ -228,16 +226,7 @@ func TestPrivacyCaptureLogLines(t *testing.T) {
 			stdout, stderr, _ := runCLI(t, "", args...)
 			done <- [2]string{stdout, stderr}
 		}()
-		var c net.Conn
-		for range 100 {
-			if c, err = net.Dial("tcp", relayAddr); err == nil {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatalf("relay not listening: %v", err)
-		}
+		c := dialRelay(t, relayAddr)
 		v := wire.NewMsgVersion(wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), wire.NewNetAddressIPPort(net.IPv4zero, 0, 0), 1, 0)
 		if err := wire.WriteMessage(c, v, wire.ProtocolVersion, wire.TestNet); err != nil {
 			t.Fatal(err)

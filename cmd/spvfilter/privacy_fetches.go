@@ -6,7 +6,7 @@ import (
 	"io"
 	"net"
 	"os"
-	"regexp"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,8 +39,9 @@ The capture (written by "privacy capture") holds, per session, the blocks
 requested (getdata) and the filter ranges (getcfilters, getcfheaders); the
 index (written by "privacy universe --index") holds, for every script, the
 heights of the blocks it appears in and the transactions there, and the
-chain's block hashes, which turn the requested hashes into heights. For
-each session:
+chain's block hashes, which turn the requested hashes into heights (an
+index of which no session scanned a block, of another chain or range,
+is refused). For each session:
 
   B  the blocks of the scanned range: its getcfilters ranges and fetched
      blocks (a client syncs filter headers, getcfheaders, from the genesis
@@ -97,7 +98,14 @@ of as many appearances or more, in transactions of its own, is explained by
 the downloads of that group whatever its owner (another wallet's address
 reused in the wallet's blocks) and has half its class's (nested). The sessions of BIP 37 clients (a filter loaded,
 blocks asked for without a BIP 157 filter range) are left out, with a
-warning: their filters say what they watch (privacy analyze --capture).`
+warning: their filters say what they watch (privacy analyze --capture).
+The text report says each kind of group reason whole once, under a
+letter, its numbers as #1, #2, ..., and each group names it by letter
+with its own numbers; --json gives each group's reason whole. A warning
+several sessions give is said once, naming them (all, or the first
+few), each number that differs between them as its range; --json's
+warning_sessions lists beside each warning the ids of every session
+that gives it, and each session's report keeps its own warnings.`
 
 // fetchesExample shows privacy fetches on one node's capture, one client,
 // its sessions intersected, and colluding nodes.
@@ -142,7 +150,12 @@ type fetchesOutput struct {
 	// --collude.
 	Intersection *intersectionJSON `json:"intersection"`
 	Collusion    *intersectionJSON `json:"collusion"`
-	Warnings     []string          `json:"warnings"`
+	// Warnings says each warning of the reports once, for every session
+	// that gives it; WarningSessions, beside it, lists the ids of those
+	// sessions (the joined report's id last when it gives it too; for the
+	// BIP 37 sessions left out, their ids).
+	Warnings        []string   `json:"warnings"`
+	WarningSessions [][]string `json:"warning_sessions"`
 }
 
 // intersectionJSON is the report of the sessions joined by --intersect:
@@ -186,13 +199,87 @@ func runFetches(a *app, f *fetchesFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := indexOfOtherBlocks(f, ir.Header(), reps); err != nil {
+		return err
+	}
 	out := newFetchesOutput(f, ir.Header(), reps, bip37)
 	a.warn(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}
 	printFetches(a.stdout, &out, f.show)
+	fmt.Fprintln(a.stdout, "\nnext:")
+	for _, line := range fetchesNext(f) {
+		fmt.Fprintf(a.stdout, "  %s\n", line)
+	}
 	return nil
+}
+
+// fetchesNext is what to run after a text report of privacy fetches: the
+// same run with --json, which holds every figure and each session's
+// warnings, and, when the capture lies beside the labels of privacy
+// simulate, the scoring of that report against them.
+func fetchesNext(f *fetchesFlags) []string {
+	args := []string{"spvfilter", "privacy", "fetches"}
+	for _, c := range f.captures {
+		args = append(args, "--capture", shellWord(c))
+	}
+	args = append(args, "--index", shellWord(f.index))
+	if f.client != "" {
+		args = append(args, "--client", shellWord(f.client))
+	}
+	switch {
+	case f.intersect:
+		args = append(args, "--intersect")
+	case f.collude:
+		args = append(args, "--collude")
+	}
+	if f.coverTarget != 0 {
+		args = append(args, "--cover-target", strconv.FormatFloat(f.coverTarget, 'g', -1, 64))
+	}
+	if f.maxMatches != attack.DefaultMaxFetchMatches {
+		args = append(args, "--max-matches", strconv.Itoa(f.maxMatches))
+	}
+	next := []string{strings.Join(args, " ") + " --json > fetches.json    # every figure, and each session's warnings"}
+	if len(f.captures) == 1 && f.captures[0] != "-" {
+		labels := filepath.Join(filepath.Dir(f.captures[0]), "labels.json")
+		if st, err := os.Stat(labels); err == nil && st.Mode().IsRegular() {
+			next = append(next, "spvfilter privacy evaluate --labels "+shellWord(labels)+" --report fetches.json    # score it against the simulation's labels")
+		}
+	}
+	return next
+}
+
+// shellWord is s as one word of a shell command: as it is when it holds
+// nothing a shell reads otherwise, else in single quotes.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// indexOfOtherBlocks is bad input when no session scanned a block of the
+// index and some asked for blocks it does not hold: the index is of
+// another chain or range than the captures, and every report would say
+// nothing; nil otherwise.
+func indexOfOtherBlocks(f *fetchesFlags, hd *universe.IndexHeader, reps []*attack.FetchReport) error {
+	unknown := 0
+	for _, r := range reps {
+		if r.ScannedBlocks > 0 {
+			return nil
+		}
+		unknown += r.FetchedUnknown
+	}
+	if unknown == 0 {
+		return nil
+	}
+	if f.intersect || f.collude {
+		unknown -= reps[len(reps)-1].FetchedUnknown // the joined report counts them again
+	}
+	return badInput("--index %s: none of the %s the sessions of --capture %s asked for is in its chain (%s blocks %d..%d), and no filter range lies there: "+
+		"the index of another chain or range than the capture; give the index of the blocks the clients scanned (privacy universe --index over their range)",
+		f.index, plural(unknown, "block"), strings.Join(f.captures, ", --capture "), hd.Network, hd.First, hd.Last())
 }
 
 // checkFetchesFlags refuses, before any file is read, the flags of
@@ -265,7 +352,7 @@ func sayJoined(w io.Writer, f *fetchesFlags, sessions []*capture.FetchSession) {
 // index of header hd, and the warnings, the BIP 37 sessions left out
 // named.
 func newFetchesOutput(f *fetchesFlags, hd *universe.IndexHeader, reps []*attack.FetchReport, bip37 []string) fetchesOutput {
-	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}, Clients: reps, Warnings: []string{}}
+	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}, Clients: reps}
 	joined := ""
 	switch {
 	case f.intersect:
@@ -275,8 +362,9 @@ func newFetchesOutput(f *fetchesFlags, hd *universe.IndexHeader, reps []*attack.
 		out.Clients, out.Collusion = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
 		joined = "the collusion"
 	}
-	out.Warnings = foldSessionWarnings(reps, joined)
+	out.Warnings, out.WarningSessions = foldSessionWarnings(reps, joined)
 	if len(bip37) > 0 {
+		out.WarningSessions = append(out.WarningSessions, bip37)
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s left out, BIP 37 clients (a filter loaded, blocks asked for without a BIP 157 filter range), whose filters privacy analyze --capture reads: %s",
 			plural(len(bip37), "session"), strings.Join(bip37[:min(len(bip37), 5)], ", ")+moreOf(len(bip37), 5)))
 	}
@@ -384,26 +472,68 @@ func indexError(file string, err error) error {
 
 func printFetches(w io.Writer, out *fetchesOutput, show int) {
 	fmt.Fprintf(w, "index: %s blocks %d..%d (version %d)\n", out.Index.Network, out.Index.From, out.Index.To, out.Index.Version)
+	reasons := &reasonLegend{letters: map[string]string{}}
 	for i, r := range out.Clients {
 		fmt.Fprintf(w, "\nsession %d of %d: %s (%s)", i+1, len(out.Clients), r.Session, r.Client)
 		if r.UserAgent != "" {
 			fmt.Fprintf(w, " %s", r.UserAgent)
 		}
 		fmt.Fprintln(w)
-		printFetchReport(w, r, show)
+		printFetchReport(w, r, show, reasons)
 	}
 	if r := out.Intersection; r != nil {
 		fmt.Fprintf(w, "\nintersection of %s, taken as one client's: %s\n", plural(len(out.Clients), "session"), r.Session)
-		printFetchReport(w, r.FetchReport, show)
+		printFetchReport(w, r.FetchReport, show, reasons)
 	}
 	if r := out.Collusion; r != nil {
 		fmt.Fprintf(w, "\ncolluding nodes: %s joined as one client's, the union of what they saw: %s\n", plural(len(out.Clients), "session"), r.Session)
-		printFetchReport(w, r.FetchReport, show)
+		printFetchReport(w, r.FetchReport, show, reasons)
 	}
 }
 
-// printFetchReport prints one session's (or the intersection's) report.
-func printFetchReport(w io.Writer, r *attack.FetchReport, show int) {
+// reasonLegend says each kind of group reason once in a text report: a
+// reason is said whole, its numbers as #1, #2, ..., the first time a
+// group gives it, under a letter, and every group names its reason by
+// that letter with its own numbers.
+type reasonLegend struct {
+	letters map[string]string // by the reason's template (numberSlots)
+}
+
+// name is how the group line of reason gives it, and the line that says
+// the reason whole before that group's, "" once said.
+func (l *reasonLegend) name(reason string) (name, legend string) {
+	template, nums := numberSlots(reason)
+	letter, said := l.letters[template]
+	if !said {
+		letter = string(rune('A' + len(l.letters)%26))
+		if len(l.letters) >= 26 {
+			letter += strconv.Itoa(len(l.letters) / 26)
+		}
+		l.letters[template] = letter
+		parts := strings.Split(template, "\x00")
+		var b strings.Builder
+		for i, p := range parts {
+			b.WriteString(p)
+			if i < len(parts)-1 {
+				fmt.Fprintf(&b, "#%d", i+1)
+			}
+		}
+		legend = fmt.Sprintf("reason %s (said once; groups name it by letter, with their own #1, #2, ...): %s", letter, b.String())
+	}
+	name = "reason " + letter
+	if len(nums) > 0 {
+		slots := make([]string, len(nums))
+		for i, n := range nums {
+			slots[i] = fmt.Sprintf("#%d = %s", i+1, n)
+		}
+		name += " (" + strings.Join(slots, ", ") + ")"
+	}
+	return name, legend
+}
+
+// printFetchReport prints one session's (or the intersection's) report,
+// the reasons of its groups by their letters in reasons.
+func printFetchReport(w io.Writer, r *attack.FetchReport, show int, reasons *reasonLegend) {
 	scanned := "nothing scanned"
 	if r.ScannedFrom != nil && r.ScannedTo != nil {
 		scanned = fmt.Sprintf("scanned blocks %d..%d", *r.ScannedFrom, *r.ScannedTo)
@@ -452,78 +582,159 @@ func printFetchReport(w io.Writer, r *attack.FetchReport, show int) {
 		if len(members) > 5 {
 			members = append(members[:5:5], fmt.Sprintf("and %d more", len(g.Members)-5))
 		}
+		reason, legend := reasons.name(g.Reason)
+		if legend != "" {
+			fmt.Fprintf(w, "  %s\n", legend)
+		}
 		fmt.Fprintf(w, "  group %d (k = %d): %s: probability %.4f (95%%: %.4f-%.4f) that one is the wallet's: %s\n", i+1, g.Appearances,
-			strings.Join(members, ", "), g.Probability, g.ProbabilityLow, g.ProbabilityHigh, g.Reason)
+			strings.Join(members, ", "), g.Probability, g.ProbabilityLow, g.ProbabilityHigh, reason)
 	}
 	fmt.Fprintf(w, "  verdict: %s\n", r.Verdict)
 }
 
-// firstCount is the first number of a warning: what differs between the
-// same warning of several sessions.
-var firstCount = regexp.MustCompile(`\d+`)
+// warningFold is one warning of the sessions' reports said once: its
+// text with each standalone number replaced by a zero byte, the numbers
+// each session's says there, and who says it.
+type warningFold struct {
+	template string
+	numbers  [][]string // per slot, the numbers said there
+	sessions []string   // the ids of the sessions that say it
+	joined   string     // the joined report's id when it says it too
+}
+
+// numberSlots splits a warning into its template, each standalone number
+// (one that stands as a word: after a space or a parenthesis, before a
+// space, a punctuation mark or the end) replaced by a zero byte, and
+// those numbers. Numbers inside a word (a session id such as simf7-3, an
+// address, a range 0..999) are part of the template.
+func numberSlots(w string) (string, []string) {
+	var b strings.Builder
+	var nums []string
+	digit := func(i int) bool { return i < len(w) && w[i] >= '0' && w[i] <= '9' }
+	for i := 0; i < len(w); {
+		if !digit(i) || i > 0 && w[i-1] != ' ' && w[i-1] != '(' {
+			b.WriteByte(w[i])
+			i++
+			continue
+		}
+		j := i
+		for digit(j) {
+			j++
+		}
+		if j+1 < len(w) && w[j] == '.' && digit(j+1) {
+			for j++; digit(j); j++ {
+			}
+		}
+		end := j == len(w) || strings.IndexByte(" ,;:)", w[j]) >= 0 || w[j] == '.' && (j+1 == len(w) || w[j+1] == ' ')
+		if end {
+			nums = append(nums, w[i:j])
+			b.WriteByte(0)
+		} else {
+			b.WriteString(w[i:j])
+		}
+		i = j
+	}
+	return b.String(), nums
+}
+
+// text is the warning said once: each number that differs between the
+// sessions that give it as the range of what they say ("1 to 7").
+func (f *warningFold) text() string {
+	parts := strings.Split(f.template, "\x00")
+	var b strings.Builder
+	for i, p := range parts {
+		b.WriteString(p)
+		if i == len(parts)-1 {
+			break
+		}
+		nums := f.numbers[i]
+		lo, hi := nums[0], nums[0]
+		for _, n := range nums[1:] {
+			x, _ := strconv.ParseFloat(n, 64)
+			if l, _ := strconv.ParseFloat(lo, 64); x < l {
+				lo = n
+			}
+			if h, _ := strconv.ParseFloat(hi, 64); x > h {
+				hi = n
+			}
+		}
+		b.WriteString(lo)
+		if hi != lo {
+			b.WriteString(" to " + hi)
+		}
+	}
+	return b.String()
+}
+
+// namedAtMost is how many sessions a warning names in its text; --json's
+// warning_sessions names every one.
+const namedAtMost = 4
+
+// who names the sessions that give a warning, of total sessions: both or
+// all of them, or up to namedAtMost by id.
+func (f *warningFold) who(total int, joined string) string {
+	var who string
+	switch n := len(f.sessions); {
+	case n == 1:
+		who = "session " + f.sessions[0]
+	case n == 2 && total == 2:
+		who = "both sessions"
+	case n > 2 && n == total:
+		who = fmt.Sprintf("all %d sessions", n)
+	case n > 1:
+		shown := f.sessions[:min(n, namedAtMost)]
+		who = fmt.Sprintf("%d of %d sessions (%s", n, total, strings.Join(shown, ", "))
+		if n > len(shown) {
+			who += fmt.Sprintf(" and %d more", n-len(shown))
+		}
+		who += ")"
+	}
+	if f.joined != "" {
+		who = strings.TrimPrefix(who+" and "+joined, " and ")
+	}
+	return who
+}
 
 // foldSessionWarnings gives the warnings of the reports once each: a
-// warning several sessions share, but for its first number, is said once
-// for all of them with the range of that number (each report keeps its
-// own in its "warnings"). With joined, the last report joins the others
-// (the intersection, or the collusion), named so.
-func foldSessionWarnings(reps []*attack.FetchReport, joined string) []string {
-	type fold struct {
-		sessions     []string
-		intersection bool
-		counts       []int
+// warning several sessions share, but for its numbers, is said once for
+// all of them, each number that differs as its range (each report keeps
+// its own in its "warnings"), and beside it the ids of the sessions that
+// give it. With joined, the last report joins the others (the
+// intersection, or the collusion), named so.
+func foldSessionWarnings(reps []*attack.FetchReport, joined string) (warnings []string, sessions [][]string) {
+	var folds []*warningFold
+	byTemplate := map[string]*warningFold{}
+	total := len(reps)
+	if joined != "" {
+		total--
 	}
-	var order []string
-	folds := map[string]*fold{}
 	for i, r := range reps {
 		for _, w := range r.Warnings {
-			key, n := w, -1
-			if loc := firstCount.FindStringIndex(w); loc != nil {
-				n, _ = strconv.Atoi(w[loc[0]:loc[1]])
-				key = w[:loc[0]] + "\x00" + w[loc[1]:]
-			}
-			f := folds[key]
+			template, nums := numberSlots(w)
+			f := byTemplate[template]
 			if f == nil {
-				f = &fold{}
-				folds[key] = f
-				order = append(order, key)
+				f = &warningFold{template: template, numbers: make([][]string, len(nums))}
+				byTemplate[template] = f
+				folds = append(folds, f)
+			}
+			for k, n := range nums {
+				f.numbers[k] = append(f.numbers[k], n)
 			}
 			if joined != "" && i == len(reps)-1 {
-				f.intersection = true
-			} else {
-				f.sessions = append(f.sessions, fmt.Sprintf("%s (%s)", r.Session, r.Client))
+				f.joined = r.Session
+			} else if !slices.Contains(f.sessions, r.Session) {
+				f.sessions = append(f.sessions, r.Session)
 			}
-			f.counts = append(f.counts, n)
 		}
 	}
-	out := []string{}
-	for _, key := range order {
-		f := folds[key]
-		lo, hi := slices.Min(f.counts), slices.Max(f.counts)
-		count := strconv.Itoa(lo)
-		if hi != lo {
-			count = fmt.Sprintf("%d to %d", lo, hi)
+	warnings, sessions = []string{}, [][]string{}
+	for _, f := range folds {
+		warnings = append(warnings, f.who(total, joined)+": "+f.text())
+		ids := slices.Clone(f.sessions)
+		if f.joined != "" {
+			ids = append(ids, f.joined)
 		}
-		text := key
-		if lo >= 0 {
-			text = strings.Replace(key, "\x00", count, 1)
-		}
-		var who string
-		switch n := len(f.sessions); {
-		case n == 1:
-			who = "session " + f.sessions[0]
-		case n > 1:
-			shown := f.sessions[:min(n, 3)]
-			who = fmt.Sprintf("%d sessions (%s", n, strings.Join(shown, ", "))
-			if n > len(shown) {
-				who += fmt.Sprintf(" and %d more", n-len(shown))
-			}
-			who += ")"
-		}
-		if f.intersection {
-			who = strings.TrimPrefix(who+" and "+joined, " and ")
-		}
-		out = append(out, who+": "+text)
+		sessions = append(sessions, ids)
 	}
-	return out
+	return warnings, sessions
 }

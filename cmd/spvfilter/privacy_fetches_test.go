@@ -260,8 +260,9 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 }
 
 // TestPrivacyFetchesWarningsFolded: a warning every session gives (but for
-// its count) is said once, naming how many sessions give it, not once per
-// session; each session's report keeps its own (eight kinds on this
+// its counts) is said once, naming the sessions that give it, not once per
+// session, and --json's warning_sessions lists them all beside it; each
+// session's report keeps its own (eight kinds on this
 // capture: singles, nested, paid riders alone, pooled, escorted,
 // co-located, ambiguous, covers).
 func TestPrivacyFetchesWarningsFolded(t *testing.T) {
@@ -275,9 +276,11 @@ func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 	}
 	var out struct {
 		Clients []struct {
+			Session  string   `json:"session"`
 			Warnings []string `json:"warnings"`
 		} `json:"clients"`
-		Warnings []string `json:"warnings"`
+		Warnings        []string   `json:"warnings"`
+		WarningSessions [][]string `json:"warning_sessions"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
@@ -286,13 +289,31 @@ func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 	for _, c := range out.Clients {
 		own += len(c.Warnings)
 	}
-	if len(out.Clients) < 8 || own <= len(out.Warnings) || len(out.Warnings) > 8 || strings.Count(stderr, "\n") != len(out.Warnings) {
-		t.Fatalf("%d sessions with %d warnings of their own, %d warnings said, stderr %q", len(out.Clients), own, len(out.Warnings), stderr)
+	if len(out.Clients) < 8 || own <= len(out.Warnings) || len(out.Warnings) > 8 || strings.Count(stderr, "\n") != len(out.Warnings) ||
+		len(out.WarningSessions) != len(out.Warnings) {
+		t.Fatalf("%d sessions with %d warnings of their own, %d warnings said (%d session lists), stderr %q",
+			len(out.Clients), own, len(out.Warnings), len(out.WarningSessions), stderr)
 	}
-	for _, w := range out.Warnings {
-		if !regexp.MustCompile(`^\d+ sessions \(`).MatchString(w) {
-			t.Errorf("warning %q does not name how many sessions give it", w)
+	ids := map[string]bool{}
+	for _, c := range out.Clients {
+		ids[c.Session] = true
+	}
+	listed := 0
+	for i, w := range out.Warnings {
+		if !regexp.MustCompile(`^(all \d+ sessions|both sessions|\d+ of \d+ sessions \(|session )`).MatchString(w) {
+			t.Errorf("warning %q does not name the sessions that give it", w)
 		}
+		for _, id := range out.WarningSessions[i] {
+			if !ids[id] {
+				t.Errorf("warning %q lists %q, no session of the report", w, id)
+			}
+		}
+		listed += len(out.WarningSessions[i])
+	}
+	// Each session's warning is listed once, beside the warning that says
+	// it for all.
+	if listed != own {
+		t.Errorf("%d sessions listed beside the warnings, %d warnings of the sessions", listed, own)
 	}
 	// The intersection of one session is named as the intersection, not
 	// as that session a second time.
