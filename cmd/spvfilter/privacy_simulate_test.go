@@ -207,6 +207,11 @@ func TestPrivacySimulateFetchesEvaluate(t *testing.T) {
 	if score.ReportKind != "fetches" || len(score.Sessions) != len(l.Fetch.Sessions) || score.Candidates.TruthCount != truth {
 		t.Fatalf("kind %q, %d sessions, truth %d (want %d)", score.ReportKind, len(score.Sessions), score.Candidates.TruthCount, truth)
 	}
+	for _, a := range score.Absent {
+		if strings.HasPrefix(a, "not scored: the report: ") {
+			t.Errorf("evaluate does not know a field fetches writes: %s", a)
+		}
+	}
 }
 
 // TestPrivacySimulateRegime: --regime sets the regime's defaults, and the

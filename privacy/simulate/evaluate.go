@@ -29,7 +29,7 @@ type EvalOptions struct {
 // merged_address_lines, appearances, scanned_blocks, fetched_blocks,
 // fetched_unknown) are read too.
 var (
-	knownTop     = []string{"universe", "clients", "intersection", "link_report", "links", "warnings", "index"}
+	knownTop     = []string{"universe", "clients", "intersection", "link_report", "links", "warnings", "warning_sessions", "index"}
 	knownSession = []string{"session", "client", "user_agent", "captured", "universe_size", "pair_count", "address_lines_merged", "merged_address_lines",
 		"pair_test", "filter_reports", "intersection_steps", "intersection", "matched_count", "expected_false_positives", "estimated_wallet",
 		"p_h_1", "p_h_all", "confident_count", "confident", "matched", "matched_truncated", "summary", "universe", "warnings", "sessions", "groups"}
