@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/chain"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
@@ -191,5 +192,43 @@ func TestSlowEveryTimeBounded(t *testing.T) {
 	}
 	if limit := time.Duration(cuts+1) * (hold + slack); lost > limit {
 		t.Errorf("%v lost to the slow member over %d cut-offs: want %v at most", lost, cuts, limit)
+	}
+}
+
+// TestSitOutCounts: the sit-out of a member cut off as too slow is the
+// backoff of its failures in a row, the cut counted once: after a
+// connection that did not last, one more; after one that lasted
+// stableConnection, the first; when Run found the connection ended first
+// (and counted it), not again; a handshake cut (no connection), one more.
+func TestSitOutCounts(t *testing.T) {
+	now := time.Now()
+	for _, tt := range []struct {
+		name      string
+		connected bool
+		lasted    bool
+		lapsed    bool // Run counted the end already
+		failures  int  // before the cut
+		want      int  // after
+	}{
+		{"connection that did not last", true, false, false, 2, 3},
+		{"connection that lasted", true, true, false, 5, 1},
+		{"counted by Run", true, false, true, 3, 3},
+		{"counted by Run, after one that lasted", true, true, true, 0, 1},
+		{"handshake cut", false, false, false, 0, 1},
+		{"handshake cut, after failures", false, false, false, 2, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &Member{addr: "127.0.0.1:1", failures: tt.failures, lapsed: tt.lapsed, connectedAt: now.Add(-time.Second)}
+			if tt.connected {
+				m.p = &peer.Peer{}
+			}
+			if tt.lasted {
+				m.connectedAt = now.Add(-stableConnection)
+			}
+			got := m.sitOut(now)
+			if m.failures != tt.want || got != redialBackoff(tt.want) || !m.nextDial.Equal(now.Add(got)) {
+				t.Errorf("failures %d, sit-out %v, next dial in %v; want %d failures, %v", m.failures, got, m.nextDial.Sub(now), tt.want, redialBackoff(tt.want))
+			}
+		})
 	}
 }
