@@ -9,7 +9,8 @@ import "time"
 // redialMin doubling to redialMax. A connection that lasts
 // stableConnection clears them. A connection ended by a flood is no
 // failure but a proof: its member is banned, named, and never dialled
-// again while banned.
+// again while banned. A member cut off as too slow (see Pool.Each) sits
+// out the same backoff, the cut counting as a failure (see sitOut).
 const (
 	redialMin        = 500 * time.Millisecond
 	redialMax        = time.Minute
@@ -33,9 +34,39 @@ func (m *Member) connectionGone(now time.Time) {
 	} else {
 		m.failures = 0
 	}
+	m.backOff(now)
+}
+
+// backOff sets m's next dial to the backoff of its failures from now,
+// unless it is due later already. Called with the pool's mu held.
+func (m *Member) backOff(now time.Time) {
 	if next := now.Add(redialBackoff(m.failures)); next.After(m.nextDial) {
 		m.nextDial = next
 	}
+}
+
+// sitOut records, with the pool's mu held, that m was cut off as too slow
+// at now, and returns how long it is left out: the redial backoff of its
+// failures in a row, the cut counting as one (a connection that did not
+// last, or a dial, if its handshake was cut; Run may have counted the
+// connection's end already). A node slow once (a pause for garbage
+// collection, a loaded disk) sits out redialMin and is compared again once
+// back; one slow each time it is back sits out twice as long each time, up
+// to redialMax. Back within an operation, its lag stays counted in the
+// operation's Budget: however often it comes back, it costs an operation
+// its budget at most, and its sit-outs bound how many operations it
+// slows. A connection that lasted stableConnection (the member answered
+// in time meanwhile) starts the count again: the cut is then its first
+// failure.
+func (m *Member) sitOut(now time.Time) time.Duration {
+	if m.p != nil && !m.lapsed {
+		m.connectionGone(now)
+	}
+	if m.p == nil || m.failures == 0 {
+		m.failures++ // a dial cut, or a connection that lasted
+	}
+	m.backOff(now)
+	return m.nextDial.Sub(now)
 }
 
 // dialFailed records, with the pool's mu held, a dial of m that failed

@@ -15,8 +15,10 @@ import (
 // waiting for slow members, the fastest member's answers and the
 // caller's work): twice that (budgetFactor), or the hold if more (a
 // quarter of the timeout, see Each). A member whose lag would pass its
-// budget is cut off there: its request is cancelled and it is left out
-// for slowPause, with a warning naming it and its answer time. So a
+// budget is cut off there: its request is cancelled and it sits out a
+// while (a redial backoff, doubling while it stays slow: see
+// Member.sitOut), with a warning naming it, its answer time and its
+// sit-out; back within the operation, its lag still counts. So a
 // member slow on every answer is compared while it stays within its
 // budget, and costs an operation twice its own time at most (the hold
 // for a short one); being slow buys no trust. A member with a slower link

@@ -4,6 +4,9 @@
 // with a backoff, keeps the target count through discovery (the address
 // book, DNS seeds, gossip), refuses the banned, and asks many members at
 // once within a grace and a budget per operation (Each, Budget). A member
-// found by discovery that it forgets leaves the record of its address for
-// the pool's life: found again, it comes back with it (see record).
+// cut off as too slow is not banned (being slow proves nothing) but sits
+// out its redial backoff, short the first time and doubling while it
+// stays slow. A member found by discovery that it forgets leaves the
+// record of its address for the pool's life: found again, it comes back
+// with it (see record).
 package pool

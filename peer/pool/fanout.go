@@ -10,10 +10,11 @@ import (
 // Each runs fn for every member of ms at once and returns the first
 // failure, a *Failure, if any. Once one member has answered, each other
 // has a grace (see grace): a member still silent then is too slow to
-// wait for (its request is cancelled, and it is dropped for slowPause,
-// with a warning, so it is not compared). A member is cut off sooner,
-// once it has spent its budget b for the operation (see Budget), which is
-// the hold at least (see hold), however fast the others: any member's
+// wait for (its request is cancelled, and it is dropped, with a warning,
+// so it is not compared, and sits out a backoff that doubles while it
+// stays slow: see Member.sitOut). A member is cut off sooner, once it has
+// spent its budget b for the operation (see Budget), which is the hold
+// at least (see hold), however fast the others: any member's
 // answer may be the only one that could contradict theirs, and the fast
 // ones may be liars, one or several, fast so that the honest member is
 // left out. So a member slow on every answer costs an operation the hold
@@ -33,11 +34,9 @@ func (p *Pool) Each(ctx context.Context, b *Budget, ms []*Member, fn func(ctx co
 // quarter of the timeout, or minGrace, whichever is longest: long enough
 // for an honest node under load, short against one that holds every answer
 // until just before the timeout (and a member's budget bounds it further).
-// slowPause is how long a member dropped as too slow is left alone.
 const (
 	minGrace    = time.Second
 	graceFactor = 20
-	slowPause   = time.Minute
 )
 
 // grace returns how long members may answer after the first, which took
@@ -51,19 +50,21 @@ func (p *Pool) grace(first time.Duration) time.Duration {
 // (see Each).
 func (p *Pool) hold() time.Duration { return max(minGrace, p.cfg.Timeout/4) }
 
-// dropSlow drops a member cut off as too slow by Each, for slowPause,
-// saying how slow it was and whether it was cut off at the end of the
-// round's grace, when (not zero), or of its budget (a member whose
-// handshake was cut is named so too).
+// dropSlow drops a member cut off as too slow by Each, for its sit-out
+// (see Member.sitOut), saying how slow it was, whether it was cut off at
+// the end of the round's grace, when (not zero), or of its budget, and
+// for how long it is left out (a member whose handshake was cut is named
+// so too). A member banned, or dropped for something else, meanwhile is
+// left as it is.
 func (p *Pool) dropSlow(b *Budget, m *Member, bound time.Duration) {
-	err := fmt.Errorf("peer %s: too slow: %s; left out for %v", m.addr, b.describe(m, bound, p.hold()), slowPause)
+	how := b.describe(m, bound, p.hold())
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !m.banned && m.p == nil {
-		m.err, m.reason = err, err.Error() // its dial was cut
+	if m.banned || m.p != nil && m.err != nil && !m.lapsed {
+		return
 	}
-	m.nextDial = time.Now().Add(slowPause)
-	p.dropLocked(m, err)
+	sitOut := m.sitOut(time.Now())
+	p.leaveOut(m, fmt.Errorf("peer %s: too slow: %s; left out for %v", m.addr, how, sitOut))
 }
 
 // round is one call of Each: the members asked, which have answered and

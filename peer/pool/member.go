@@ -34,8 +34,9 @@ type Member struct {
 	// received and sent count the bytes of its earlier connections.
 	received, sent uint64
 	// Redials: dialing while one runs, the failures in a row (dials that
-	// failed, connections that did not last), when the next may start,
-	// and when the connection was made (see stableConnection).
+	// failed, connections that did not last, cut-offs as too slow), when
+	// the next may start, and when the connection was made (see
+	// stableConnection).
 	dialing     bool
 	failures    int
 	nextDial    time.Time

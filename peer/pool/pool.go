@@ -351,14 +351,19 @@ func (p *Pool) dropLocked(m *Member, err error) {
 	if m.banned || (m.err != nil && !m.lapsed) {
 		return
 	}
-	counted := m.lapsed // Run counted the connection's end already
+	if m.p != nil && !m.lapsed { // else Run counted the connection's end already
+		m.connectionGone(time.Now())
+	}
+	p.leaveOut(m, err)
+}
+
+// leaveOut stops using m, for err, and closes its connection. Called with
+// mu held, its failures counted.
+func (p *Pool) leaveOut(m *Member, err error) {
 	m.err, m.reason, m.lapsed = err, err.Error(), false
 	p.logf("dropped %s: %v", m.addr, err)
 	if m.p != nil {
 		m.p.Close()
-		if !counted {
-			m.connectionGone(time.Now())
-		}
 	}
 }
 
