@@ -11,7 +11,8 @@ import (
 
 // SendUntilMined sends tx (SendTransaction) and then follows the chain,
 // announcing it again every interval (one minute when zero), until it is
-// seen in a block or ctx ends. It finds the block with compact filters:
+// seen in a block or ctx ends; a transaction the send finds mined
+// already (SendResult.Mined) is returned at once. It finds the block with compact filters:
 // the filter of the block that mines tx holds tx's output scripts, so tx
 // needs one output that is not OP_RETURN.
 func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval time.Duration) (*Confirmation, error) {
@@ -22,14 +23,21 @@ func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval ti
 	if len(watch) == 0 {
 		return nil, errors.New("client: a transaction with only OP_RETURN outputs cannot be found in compact filters")
 	}
-	if _, err := c.SendTransaction(ctx, tx); err != nil {
+	// The blocks from the tip the send began at are followed: one that
+	// mines tx while the send lasts is found too.
+	from := c.Chain().Height() + 1
+	res, err := c.SendTransaction(ctx, tx)
+	if err != nil {
 		return nil, err
+	}
+	if res.Mined != nil {
+		return res.Mined, nil // in the chain already: no block to wait for
 	}
 	txid := tx.TxHash()
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var conf *Confirmation
-	r := c.NewRescan(RescanOptions{Watch: watch, From: c.Chain().Height() + 1, Follow: true, OnEvent: func(e Event) {
+	r := c.NewRescan(RescanOptions{Watch: watch, From: from, Follow: true, OnEvent: func(e Event) {
 		switch {
 		case e.Kind == EventMatch && e.Match.Txid == txid:
 			conf = &Confirmation{Height: e.Height, BlockHash: e.BlockHash}
