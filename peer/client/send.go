@@ -135,12 +135,13 @@ const MinedSearchDepth = 144
 // is waited for. A block only one of several peers' chains reaches (see
 // ScanResult.OnePeer) is not taken as holding it: that would rest on
 // one peer, which could mine the transaction in a block it shows nobody
-// and so keep it from the others; the send goes on. The search's requests run under peer.FinishBegun: when
-// ctx ends, the search begins no request more, and the one under way on
-// a peer's own connection (a getheaders, getcfilters, getdata) is
-// answered or ends at its deadline (the timeout after it was sent; a node
-// silent until then is dropped, as ever), so that a cancel keeps an
-// honest peer's connection, the send returning once that answer is in.
+// and so keep it from the others; the send goes on. The search's
+// requests run under peer.FinishBegun: when ctx ends, the search begins
+// no request more, and the one under way on a peer's own connection (a
+// getheaders, getcfilters, getdata) is answered or ends at its deadline
+// (the timeout after it was sent; a node silent until then is dropped,
+// as ever), so that a cancel keeps an honest peer's connection, the send
+// returning once that answer is in.
 //
 // A peer given the transaction that gives no verdict of its own (a node
 // that is not btcd, as Bitcoin Core: see NotConfirmedError) has its

@@ -25,9 +25,9 @@ const (
 	filterCacheFile   = "cache.db"
 	metaFile          = "meta"
 	lockName          = "LOCK"
-	// maxMetaSlack is how much longer than the identity this network's
-	// store writes an identity file read whole may be (another
-	// network's, whose name is longer), to be named in the error.
+	// maxMetaSlack is how many bytes past this network's identity an
+	// identity file may hold and still be read whole, to be quoted in
+	// the error (another network's, whose name is longer).
 	maxMetaSlack = 256
 )
 
