@@ -11,9 +11,15 @@ import (
 
 // SendUntilMined sends tx (SendTransaction) and then follows the chain,
 // announcing it again every interval (one minute when zero), until it is
-// seen in a block or ctx ends. It finds the block with compact filters:
-// the filter of the block that mines tx holds tx's output scripts, so tx
-// needs one output that is not OP_RETURN.
+// seen in a block or ctx ends; a transaction the send finds mined
+// already (SendResult.Mined) is returned at once. It finds the block
+// with compact filters: the filter of the block that mines tx holds tx's
+// output scripts, so tx needs one output that is not OP_RETURN. A block
+// only one of several peers' chains reaches (its EventConnected names
+// that peer) is not taken: a peer can mine tx in a block it shows nobody
+// else. It is taken once another peer holds it (EventRechecked), and a
+// ctx that ends first gives an error naming the block and the peer; a
+// client of one peer takes that peer's blocks, as its scans do.
 func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval time.Duration) (*Confirmation, error) {
 	if interval <= 0 {
 		interval = time.Minute
@@ -22,20 +28,40 @@ func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval ti
 	if len(watch) == 0 {
 		return nil, errors.New("client: a transaction with only OP_RETURN outputs cannot be found in compact filters")
 	}
-	if _, err := c.SendTransaction(ctx, tx); err != nil {
+	// The blocks from the tip the send began at are followed: one that
+	// mines tx while the send lasts is found too.
+	from := c.Chain().Height() + 1
+	res, err := c.SendTransaction(ctx, tx)
+	if err != nil {
 		return nil, err
+	}
+	if res.Mined != nil {
+		return res.Mined, nil // in the chain already: no block to wait for
 	}
 	txid := tx.TxHash()
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var conf *Confirmation
-	r := c.NewRescan(RescanOptions{Watch: watch, From: c.Chain().Height() + 1, Follow: true, OnEvent: func(e Event) {
+	// lone names the peer conf's block rests on while other peers serve
+	// filters: one peer's chain alone reached it, so it is not taken
+	// until another holds it too (EventRechecked) or it leaves the chain.
+	lone := ""
+	r := c.NewRescan(RescanOptions{Watch: watch, From: from, Follow: true, OnEvent: func(e Event) {
 		switch {
 		case e.Kind == EventMatch && e.Match.Txid == txid:
-			conf = &Confirmation{Height: e.Height, BlockHash: e.BlockHash}
+			conf, lone = &Confirmation{Height: e.Height, BlockHash: e.BlockHash}, ""
 		case e.Kind == EventDisconnected && conf != nil && conf.BlockHash == e.BlockHash:
-			conf = nil // mined in a block that left the chain: wait again
-		case e.Kind == EventTip && conf != nil:
+			conf, lone = nil, "" // mined in a block that left the chain: wait again
+		case (e.Kind == EventConnected || e.Kind == EventRechecked) && conf != nil && conf.BlockHash == e.BlockHash:
+			was := lone
+			lone = ""
+			if e.OnePeer != "" && len(c.pool.Serving(wire.SFNodeCF)) > 1 {
+				lone = e.OnePeer
+			}
+			if was != "" && lone == "" {
+				cancel() // another peer holds it now
+			}
+		case e.Kind == EventTip && conf != nil && lone == "":
 			cancel()
 		}
 	}})
@@ -46,11 +72,14 @@ func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval ti
 	for {
 		select {
 		case err := <-done:
-			if conf != nil {
+			if conf != nil && lone == "" {
 				return conf, nil
 			}
 			if err == nil {
 				err = ctx.Err()
+			}
+			if conf != nil {
+				return nil, fmt.Errorf("client: waiting for %v to be mined: block %v at %d holds it, but only %s holds that block: %w", txid, conf.BlockHash, conf.Height, lone, err)
 			}
 			return nil, fmt.Errorf("client: waiting for %v to be mined: %w", txid, err)
 		case <-tick.C:

@@ -132,12 +132,16 @@ const MinedSearchDepth = 144
 // after two seconds, the chain's last MinedSearchDepth blocks are
 // searched for it (a node does not ask for a transaction it has in the
 // chain): if one holds it, SendResult.Mined says where and nothing else
-// is waited for. The search's requests run under peer.FinishBegun: when
-// ctx ends, the search begins no request more, and the one under way on
-// a peer's own connection (a getheaders, getcfilters, getdata) is
-// answered or ends at its deadline (the timeout after it was sent; a node
-// silent until then is dropped, as ever), so that a cancel keeps an
-// honest peer's connection, the send returning once that answer is in.
+// is waited for. A block only one of several peers' chains reaches (see
+// ScanResult.OnePeer) is not taken as holding it: that would rest on
+// one peer, which could mine the transaction in a block it shows nobody
+// and so keep it from the others; the send goes on. The search's
+// requests run under peer.FinishBegun: when ctx ends, the search begins
+// no request more, and the one under way on a peer's own connection (a
+// getheaders, getcfilters, getdata) is answered or ends at its deadline
+// (the timeout after it was sent; a node silent until then is dropped,
+// as ever), so that a cancel keeps an honest peer's connection, the send
+// returning once that answer is in.
 //
 // A peer given the transaction that gives no verdict of its own (a node
 // that is not btcd, as Bitcoin Core: see NotConfirmedError) has its
@@ -1335,9 +1339,17 @@ func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) *Confirmation {
 		return nil
 	}
 	for _, m := range res.Matches {
-		if m.Txid == tx.TxHash() {
-			return &Confirmation{Height: m.Height, BlockHash: m.BlockHash}
+		if m.Txid != tx.TxHash() {
+			continue
 		}
+		// A block only one peer's chain reaches is that peer's word.
+		for _, o := range log.oneVoice {
+			if o.From <= m.Height && m.Height <= o.To {
+				c.logf("%v is in block %d, which only %s holds: not taken as mined", tx.TxHash(), m.Height, o.Peer)
+				return nil
+			}
+		}
+		return &Confirmation{Height: m.Height, BlockHash: m.BlockHash}
 	}
 	return nil
 }

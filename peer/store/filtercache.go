@@ -207,11 +207,16 @@ func checkFile(path string, deep bool) error {
 // records its stamp (fileStamp) when the store closed it cleanly.
 const cleanSuffix = ".clean"
 
+// maxCleanRecord bounds the clean-close record read: a stamp is far
+// shorter.
+const maxCleanRecord = 1024
+
 // closedCleanly reports whether the cache file at path is as the store
 // left it when it last closed it cleanly, and removes that record: until
 // the store closes the cache cleanly again, the file counts as in use.
 func closedCleanly(path string) bool {
-	rec, err := os.ReadFile(path + cleanSuffix)
+	// A hint of a few bytes: anything but a small regular file is none.
+	rec, err := diskfile.ReadLimited(path+cleanSuffix, maxCleanRecord)
 	if err != nil {
 		return false
 	}

@@ -67,6 +67,12 @@ type headerLog struct {
 	cache   []cachedHeader
 }
 
+// maxPrefixHint bounds the heights the header file's size reserves room
+// for before its records are read (4 MiB of prefixes, a million
+// heights): a file far larger, as a sparse one, costs no more until its
+// records pass.
+const maxPrefixHint = 1 << 20
+
 // openHeaderLog opens the header file at path. Its first record must be
 // the genesis block of params and each later one must link to the one
 // before and meet its own proof of work; the file is cut at the first
@@ -75,7 +81,7 @@ func openHeaderLog(path string, params *chaincfg.Params, sync bool, sizeHint int
 	hl := &headerLog{
 		params: params,
 		pow:    chain.NewPowCheck(params),
-		prefix: make([]uint32, 0, sizeHint/HeaderSize+1),
+		prefix: make([]uint32, 0, min(sizeHint/HeaderSize+1, maxPrefixHint)),
 		cache:  make([]cachedHeader, headerCacheSlots),
 	}
 	for i := range hl.cache {

@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+
+	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
 // sumSize is the size of one record's checksum in a .sum file.
@@ -98,6 +100,12 @@ type recordLog struct {
 // cuts both files after the last good record. It returns the log and, if
 // records were cut, why.
 func openRecordLog(path string, size int, sync bool, check func(i int64, rec []byte) error) (*recordLog, error, error) {
+	// Only regular files: a pipe would block the reads below.
+	for _, p := range []string{path, path + ".sum"} {
+		if fi, err := os.Stat(p); err == nil && !fi.Mode().IsRegular() {
+			return nil, nil, fmt.Errorf("%s: %w but %v", p, diskfile.ErrNotRegular, fi.Mode().Type())
+		}
+	}
 	data, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, nil, err

@@ -25,6 +25,10 @@ const (
 	filterCacheFile   = "cache.db"
 	metaFile          = "meta"
 	lockName          = "LOCK"
+	// maxMetaSlack is how many bytes past this network's identity an
+	// identity file may hold and still be read whole, to be quoted in
+	// the error (another network's, whose name is longer).
+	maxMetaSlack = 256
 )
 
 // DefaultFilterCacheBytes is the filter cache's size cap Open uses:
@@ -191,8 +195,12 @@ func checkMeta(dir string, params *chaincfg.Params) error {
 func compareMeta(dir string, params *chaincfg.Params) (want []byte, found bool, err error) {
 	want = fmt.Appendf(nil, "spvfilter store 1\nnetwork %s %08x\ngenesis %v\n", params.Name, uint32(params.Net), params.GenesisHash)
 	path := filepath.Join(dir, metaFile)
-	got, err := os.ReadFile(path)
+	// Read within a bound, and only a regular file: a pipe would block
+	// Open, a large file cost its size in memory.
+	got, err := diskfile.ReadLimited(path, int64(len(want))+maxMetaSlack)
 	switch {
+	case errors.Is(err, diskfile.ErrTooLarge) || errors.Is(err, diskfile.ErrNotRegular):
+		return want, true, storeErr(fmt.Errorf("%s: %w", path, err))
 	case err == nil:
 		if !bytes.Equal(got, want) {
 			return want, true, fmt.Errorf("%w: %s says %q, want %q", ErrWrongNetwork, path, got, want)
