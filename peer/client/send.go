@@ -135,7 +135,8 @@ const MinedSearchDepth = 144
 // is waited for. A block only one of several peers' chains reaches (see
 // ScanResult.OnePeer) is not taken as holding it: that would rest on
 // one peer, which could mine the transaction in a block it shows nobody
-// and so keep it from the others; the send goes on. The search's
+// and so keep it from the others; the send goes on, and Warnings names
+// that block and that peer. The search's
 // requests run under peer.FinishBegun: when ctx ends, the search begins
 // no request more, and the one under way on a peer's own connection (a
 // getheaders, getcfilters, getdata) is answered or ends at its deadline
@@ -213,28 +214,28 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 	// its answer decides only while no peer has taken the transaction.
 	grace := time.NewTimer(minedGrace)
 	defer grace.Stop()
-	var mined chan *Confirmation // nil until the search starts
+	var mined chan minedSearch // nil until the search starts
 	for {
 		select {
 		case <-grace.C:
 			if !s.taken() {
-				mined = make(chan *Confirmation, 1)
+				mined = make(chan minedSearch, 1)
 				go func() { mined <- c.findMined(peer.FinishBegun(ctx), tx) }()
 			}
 			continue
-		case conf := <-mined:
+		case found := <-mined:
 			mined = nil
-			if conf == nil {
+			if s.noteAlone(found) {
 				continue
 			}
 			cancelSend()
 			<-sent
-			return s.minedAt(conf, ms), nil
+			return s.minedAt(found.conf, ms), nil
 		case <-sent:
 		}
 		if mined != nil && !s.taken() {
-			if conf := <-mined; conf != nil {
-				return s.minedAt(conf, ms), nil
+			if found := <-mined; !s.noteAlone(found) {
+				return s.minedAt(found.conf, ms), nil
 			}
 		}
 		break
@@ -245,6 +246,18 @@ func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResu
 // minedGrace is how long a send waits for a peer to take the transaction
 // before it searches the chain for it.
 const minedGrace = 2 * time.Second
+
+// noteAlone takes in what the chain search found: it reports whether
+// the transaction is not known mined, and adds to the warnings a block
+// holding it that only one peer's chain reaches.
+func (s *sending) noteAlone(found minedSearch) bool {
+	if found.alone != "" {
+		s.mu.Lock()
+		s.res.Warnings = append(s.res.Warnings, found.alone)
+		s.mu.Unlock()
+	}
+	return found.conf == nil
+}
 
 // minedAt reports the transaction mined at conf: nothing was to be sent,
 // and no peer's failure to take it counts. The peers' watches are still
@@ -1312,22 +1325,30 @@ func (c *Client) watchConfig() peer.Config {
 	return peer.Config{Params: c.cfg.Params, Timeout: c.timeout(), Log: c.cfg.Log, Dial: c.dial}
 }
 
+// minedSearch is what findMined found: the block of the chain holding
+// the transaction (conf), or, when only one peer's chain reaches the
+// block that holds it, a warning naming that block and peer (alone).
+type minedSearch struct {
+	conf  *Confirmation
+	alone string
+}
+
 // findMined searches the chain's last MinedSearchDepth blocks for tx by
-// the scripts its outputs pay, and returns where it is, or nil.
-func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) *Confirmation {
+// the scripts its outputs pay, and says where it is, if it is.
+func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) minedSearch {
 	watch := findable(tx)
 	if len(watch) == 0 {
-		return nil
+		return minedSearch{}
 	}
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
 	log := newScanLog()
 	if _, err := c.syncHeaders(ctx, log); err != nil {
-		return nil
+		return minedSearch{}
 	}
 	to := c.bestHeld(wire.SFNodeCF)
 	if to < 0 {
-		return nil
+		return minedSearch{}
 	}
 	req := ScanRequest{Watch: watch, From: max(0, to-MinedSearchDepth+1), To: to}
 	res, err := c.scanBIP157(ctx, log, req, newWatchList(watch))
@@ -1336,7 +1357,7 @@ func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) *Confirmation {
 		if errors.As(err, &f) {
 			c.logf("looking for %v in the chain: %v", tx.TxHash(), err)
 		}
-		return nil
+		return minedSearch{}
 	}
 	for _, m := range res.Matches {
 		if m.Txid != tx.TxHash() {
@@ -1345,11 +1366,11 @@ func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) *Confirmation {
 		// A block only one peer's chain reaches is that peer's word.
 		for _, o := range log.oneVoice {
 			if o.From <= m.Height && m.Height <= o.To {
-				c.logf("%v is in block %d, which only %s holds: not taken as mined", tx.TxHash(), m.Height, o.Peer)
-				return nil
+				return minedSearch{alone: fmt.Sprintf("block %v at %d holds %v, but only peer %s's chain reaches it: not taken as mined (a peer can mine a transaction in a block it shows nobody else); the send went on",
+					m.BlockHash, m.Height, tx.TxHash(), o.Peer)}
 			}
 		}
-		return &Confirmation{Height: m.Height, BlockHash: m.BlockHash}
+		return minedSearch{conf: &Confirmation{Height: m.Height, BlockHash: m.BlockHash}}
 	}
-	return nil
+	return minedSearch{}
 }

@@ -78,6 +78,17 @@ func TestSendMinedRestsOnOnePeer(t *testing.T) {
 					if !inHonest {
 						t.Errorf("send %d: not reported mined, and the honest node did not get the transaction", i)
 					}
+					// The chain search ran when no peer had taken it after
+					// minedGrace: always beside the Core-like node, beside
+					// btcd when the liar's turn came first. The block it
+					// found, the liar's alone, is named with the liar.
+					searched := tt.name == "Core-like" || len(res.Given) > 0 && res.Given[0] == liar.P2PAddr
+					named := slices.ContainsFunc(res.Warnings, func(w string) bool {
+						return strings.Contains(w, liar.P2PAddr) && strings.Contains(w, block.String())
+					})
+					if searched && !named {
+						t.Errorf("send %d: the chain search found the transaction in %v, which only %s holds, and the result says nothing of it", i, block, liar.P2PAddr)
+					}
 					continue
 				}
 				mined++
