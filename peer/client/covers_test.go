@@ -177,6 +177,7 @@ func TestCoversChainShapes(t *testing.T) {
 type coverRun struct {
 	dir    string
 	target float64
+	from   int32 // 0: the wallet's birth
 	to     int32 // 0: the tip
 	leak   bool
 	cfg    func(*Config)
@@ -209,7 +210,11 @@ func (r coverRun) scan(t testing.TB, f *coversFixture, relays []*peertest.Liar) 
 	if to == 0 {
 		to = f.chain.Tip
 	}
-	res, err := c.ScanBIP157(ctx, ScanRequest{Watch: f.watch, From: f.chain.Wallets[0].Birth, To: to, Leak: r.leak})
+	from := r.from
+	if from == 0 {
+		from = f.chain.Wallets[0].Birth
+	}
+	res, err := c.ScanBIP157(ctx, ScanRequest{Watch: f.watch, From: from, To: to, Leak: r.leak})
 	if err == nil && r.after != nil {
 		r.after(c, res)
 	}
