@@ -107,10 +107,10 @@ import (
 // session fetches names the wallet's chain and its birth: on the
 // TestCoversAcrossSessions fixture (a range of 300 blocks, 150 of other
 // users' below it), the wallet's in 57 to 60 of 60 clients without the
-// margin, 15 to 26 with it, a cover's in 15 to 26
-// (TestCoversRequestShape, six runs with, five without). The cost there:
-// the margin's filters, once a data directory (368 to 374 filters
-// against 300, a quarter more; 1,304 to 1,334 filter headers against
+// margin, 15 to 27 with it, a cover's in 15 to 26
+// (TestCoversRequestShape, seven runs with, five without). The cost there:
+// the margin's filters, once a data directory (362 to 374 filters
+// against 300, a quarter more; 1,294 to 1,334 filter headers against
 // 1,214 to 1,224), about as many blocks (140 to 144 a client over every
 // session against 139 to 142, TestCoversAcrossSessions), and more runs
 // that meet the target after their 2nd session (3 to 14 of 60 against 0
