@@ -23,29 +23,37 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 	var cs *coverScan
 	var err error
 	matching := scripts
+	// lo is the first height whose filter is matched: from, or with
+	// covers the first of their margin below it (rangeMargin), whose
+	// blocks are fetched for covers only.
+	lo := from
 	if c.cfg.PrivacyTarget > 0 {
 		if cs, err = c.startCovers(scripts, from, to); err != nil {
 			return nil, err
 		}
 		matching = slices.Concat(scripts, cs.covers)
+		lo = cs.from
 	}
 	// The filters of the segments that end at an agreed checkpoint are
 	// downloaded while the filter headers are verified, and verify them
 	// (see filterFeed).
 	feed := c.newFilterFeed(matching)
-	headers, ms, err := c.filterHeadersFed(ctx, log, ms, from, to, feed)
+	headers, ms, err := c.filterHeadersFed(ctx, log, ms, lo, to, feed)
 	if err != nil {
 		return nil, err
 	}
 	res := &ScanResult{From: from, To: to, Matches: []Match{}, BlocksScanned: int(to-from) + 1}
 	if req.withHeaders {
-		res.filterHeaders = headers
+		res.filterHeaders = headers[from-lo:]
 	}
-	matched, received, err := c.matchFilters(ctx, ms, matching, headers, from, to, req.Progress, feed)
+	matched, received, err := c.matchFilters(ctx, ms, matching, headers, lo, to, req.Progress, feed)
 	if err != nil {
 		return nil, err
 	}
 	res.FiltersReceived = received
+	// A match below from is a cover's, or none: the plan fetches the
+	// covers' blocks of the margin itself.
+	matched = slices.DeleteFunc(matched, func(h int32) bool { return h < from })
 	// Where the peers (or the store and the peers) disagree and the block
 	// cannot decide, the block is scanned whole: what it holds is found
 	// whichever side is right.
@@ -78,6 +86,20 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 	}
 	for _, k := range res.Conflicts {
 		res.Warnings = append(res.Warnings, k.String())
+	}
+	// The blocks of the covers' margin are fetched, never scanned for
+	// the wallet.
+	if cs != nil && lo < from {
+		var hs []int32
+		var bs []*wire.MsgBlock
+		for i, h := range matched {
+			if h >= from {
+				hs, bs = append(hs, h), append(bs, blocks[i])
+			} else {
+				res.BlocksFetched++
+			}
+		}
+		matched, blocks = hs, bs
 	}
 	res.scanBlocks(wl, matched, blocks, func(h int32) bool { return !forced[h] && (cs == nil || cs.walletAt[h]) }, c.chain.Hash)
 	for i, it := range req.Watch {

@@ -96,6 +96,29 @@ import (
 // exploring more than needed makes the covers' groups larger than the
 // wallet's.
 //
+// The range. The covers' range starts a margin below the scan's first
+// height (rangeMargin): 0 to maxCoverMargin (144) blocks, drawn once
+// from the set's seed, so that it is the same every scan and session of
+// the data directory and unknown to the peers (a fixed margin, or one
+// given by the range, peers comparing scans would subtract). Its filters
+// are matched for the covers alone, its blocks swept, drawn from and
+// fetched for covers only, never scanned for the watch list. Without it
+// no cover lies below the wallet's first block, and the lowest block a
+// session fetches names the wallet's chain and its birth: on the
+// TestCoversAcrossSessions fixture (a range of 300 blocks, 150 of other
+// users' below it), the wallet's in 57 to 60 of 60 clients without the
+// margin, 15 to 27 with it, a cover's in 15 to 26
+// (TestCoversRequestShape, seven runs with, five without). The cost there:
+// the margin's filters, once a data directory (362 to 374 filters
+// against 300, a quarter more; 1,294 to 1,334 filter headers against
+// 1,214 to 1,224), about as many blocks (140 to 144 a client over every
+// session against 139 to 142, TestCoversAcrossSessions), and more runs
+// that meet the target after their 2nd session (3 to 14 of 60 against 0
+// to 3; see what remains, below). A margin of at most a day's blocks is
+// a large share of that range, a small one of a wallet's of months:
+// there the draw, which matches the era of a chain to a tenth of the
+// range, rarely takes a cover from it.
+//
 // Order. The blocks explored are the only ones fetched before the
 // plan is whole, and hold no script of any cover in use: a scan draws
 // no chain found in them, nor one with a block among them
@@ -180,7 +203,8 @@ import (
 //
 // What remains: a peer that keeps every session sees the covers a
 // class the chains found in the first session of a run lacked (a run
-// meeting the target after its 2nd session, about one in twenty) with
+// meeting the target after its 2nd session, 3 to 14 of 60 on the
+// fixture above with the range's margin, 0 to 3 without) with
 // their first block in a later one, the wallet's never; and the blocks
 // asked before a chain, which the first round of a run leaves out for
 // the wallet's chains it asks once (dropUnfound) and the draw matches
@@ -258,8 +282,12 @@ type coverScan struct {
 	target   float64
 	set      *cover.Set
 	from, to int32
-	wallet   [][]byte // the watch list's scripts
-	covers   [][]byte // in use at the start of the scan
+	// walletFrom is the wallet's first height: the covers' range, from
+	// on, starts a margin below it (rangeMargin), where no block is
+	// the wallet's.
+	walletFrom int32
+	wallet     [][]byte // the watch list's scripts
+	covers     [][]byte // in use at the start of the scan
 	// seen holds the heights on the held filters of each candidate
 	// profiled in the scan, at most hot+1 of them (more: hot): the held
 	// filters of the range do not change during a scan, so a candidate
@@ -381,13 +409,33 @@ func (cs *coverScan) hash(h int32) chainhash.Hash {
 	return cs.c.chain.Hash(h)
 }
 
-// startCovers opens the cover set for a scan of from..to.
+// maxCoverMargin bounds the margin below a scan's range that its covers
+// are drawn from and explored in (rangeMargin).
+const maxCoverMargin int32 = 144
+
+// rangeMargin is how many blocks below a scan's first height its covers
+// range over: drawn once, from the set's seed, uniformly in
+// 0..maxCoverMargin, so that it is the same every scan and session of
+// the data directory (a margin that changed, as one fixed or given by
+// the birth, would let peers that compare sessions subtract it) and
+// unknown to the peers. Without it no cover lies below the wallet's
+// first block, and the lowest block fetched is the wallet's.
+func rangeMargin(set *cover.Set) int32 {
+	seed := set.Seed()
+	sum := sha256.Sum256(append(seed[:], "margin"...))
+	return int32(binary.BigEndian.Uint64(sum[:8]) % uint64(maxCoverMargin+1))
+}
+
+// startCovers opens the cover set for a scan of the wallet's from..to:
+// the covers range over from-rangeMargin..to (never below 0), the
+// wallet over from..to only.
 func (c *Client) startCovers(wallet [][]byte, from, to int32) (*coverScan, error) {
 	set, err := c.coverSet()
 	if err != nil {
 		return nil, err
 	}
-	cs := &coverScan{c: c, target: c.cfg.PrivacyTarget, set: set, from: from, to: to, wallet: wallet, covers: set.Scripts(), seen: map[string][]int32{}}
+	lo := max(from-rangeMargin(set), 0)
+	cs := &coverScan{c: c, target: c.cfg.PrivacyTarget, set: set, from: lo, walletFrom: from, to: to, wallet: wallet, covers: set.Scripts(), seen: map[string][]int32{}}
 	var groups []uint64
 	for _, c := range slices.Concat(set.Covers(), set.Reserve()) {
 		groups = append(groups, c.Profile.Group)
@@ -767,10 +815,22 @@ func (cs *coverScan) profileRange(matched []int32, forced map[int32]bool) [][]in
 	var at [][]int32
 	at, cs.hits = cs.profile(slices.Concat(cs.wallet, cs.covers), true)
 	nw, nc := len(cs.wallet), len(cs.covers)
+	// Below the wallet's first height, the margin holds covers only.
+	for h, m := range cs.hits {
+		if h < cs.walletFrom {
+			clear(m[:nw])
+		}
+	}
+	for i := range nw {
+		at[i] = slices.DeleteFunc(at[i], func(h int32) bool { return h < cs.walletFrom })
+	}
 	cs.walletHeights = at[:nw]
 	cs.reprofileWallet()
 	cs.walletAt = map[int32]bool{}
 	for _, h := range matched {
+		if h < cs.walletFrom {
+			continue
+		}
 		m := cs.hits[h]
 		// Unknown filters, and matches of neither (the matcher's false
 		// positives), count as the wallet's.

@@ -269,21 +269,25 @@ func TestRangeExploredReached(t *testing.T) {
 		{"one chain of the class, one above by a false match", map[string][]int32{c2: {130, 230}, c3: {140, 240}}, map[string][]int32{c3: {280}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ec := newExploredChain(from, to, 24, w, walletAt, tc.rare, tc.falseAt)
+			// The chain holds blocks below from too: the covers' margin
+			// (rangeMargin) is of the range explored.
+			ec := newExploredChain(max(from-maxCoverMargin, 0), to, 24, w, walletAt, tc.rare, tc.falseAt)
 			set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
 			if err != nil {
 				t.Fatal(err)
 			}
 			c := &Client{covers: set}
 			explored := 0
+			lo := int32(from) // the first height of the range explored
 			for scan := 1; ; scan++ {
 				if scan > maxScans {
-					t.Fatalf("%d scans short (%d blocks explored of the range's %d) never reached RangeExplored", maxScans, explored, to-from+1)
+					t.Fatalf("%d scans short (%d blocks explored of the range's %d) never reached RangeExplored", maxScans, explored, to-lo+1)
 				}
 				cs, err := c.startCovers([][]byte{w}, from, to)
 				if err != nil {
 					t.Fatal(err)
 				}
+				lo = cs.from
 				cs.hashOf = func(h int32) chainhash.Hash { return chainhash.Hash{byte(h), byte(h >> 8), 0xdd} }
 				cs.blocksAt = ec.at
 				cs.seen = ec.heldSeen(set, cs.hashOf)
@@ -312,8 +316,8 @@ func TestRangeExploredReached(t *testing.T) {
 				if e.Short != 3-len(tc.rare) {
 					t.Errorf("RangeExplored with %d chains short, want %d: the range's candidates of class 2 not drawn", e.Short, 3-len(tc.rare))
 				}
-				if explored < to-from+1-len(walletAt) {
-					t.Fatalf("scan %d: RangeExplored with %d blocks explored of the range's %d", scan, explored, to-from+1)
+				if explored < int(to-lo+1)-len(walletAt) {
+					t.Fatalf("scan %d: RangeExplored with %d blocks explored of the range's %d", scan, explored, to-lo+1)
 				}
 				for s := range tc.rare {
 					if !slices.ContainsFunc(set.Reserve(), func(r cover.Cover) bool { return string(r.Script) == s }) {
@@ -325,7 +329,7 @@ func TestRangeExploredReached(t *testing.T) {
 						t.Errorf("%q does not say %q", e.Error(), want)
 					}
 				}
-				t.Logf("RangeExplored at scan %d, %d blocks explored of %d, %d in reserve: %v", scan, explored, to-from+1, len(set.Reserve()), e)
+				t.Logf("RangeExplored at scan %d, %d blocks explored of %d, %d in reserve: %v", scan, explored, to-lo+1, len(set.Reserve()), e)
 				return
 			}
 		})

@@ -53,7 +53,7 @@ func TestCoverSmallWallet(t *testing.T) {
 // coverSmallWallet is TestCoverSmallWallet for a wallet of shape.
 func coverSmallWallet(t *testing.T, shape peertest.WalletChain) {
 	node := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey("small miner")))
-	f := buildCovers(t, node, shape, fmt.Sprintf("small %d", shape.WalletBlocks), 0, 0)
+	f := buildCovers(t, node, shape, fmt.Sprintf("small %d", shape.WalletBlocks), 0, 0, 0)
 	t.Logf("the wallet's scripts by appearances %v; the other wallets' %v", byAppearances(f, f.chain.Wallets[:1]), byAppearances(f, f.chain.Wallets[1:]))
 	clients := clientsFrom("SPVFILTER_SMALL_CLIENTS", smallClients)
 	const target = 0.5

@@ -54,11 +54,17 @@ const otherWallets = 3
 // chains holds.
 const shapedPerBlock = 2
 
+// coversLead is the rounds the covers fixture mines, of other users'
+// transactions only, before its wallet's birth: a real chain holds
+// blocks below a wallet's birth, where the covers' margin lies
+// (rangeMargin), and at least maxCoverMargin of them.
+const coversLead = 150
+
 // needCovers returns the labelled chain, mined on first use.
 func needCovers(t testing.TB) *coversFixture {
 	t.Helper()
 	node := coversShared.Get(t)
-	coversOnce.Do(func() { coversFx = buildCovers(t, node, peertest.ShortWalletChain, "covers", 0, 0) })
+	coversOnce.Do(func() { coversFx = buildCovers(t, node, peertest.ShortWalletChain, "covers", 0, 0, coversLead) })
 	if coversFx == nil {
 		t.Fatal("the labelled chain was not built")
 	}
@@ -79,12 +85,20 @@ func needCovers(t testing.TB) *coversFixture {
 // from several coins, sweeps, consolidations and an occasional batched
 // payout), not of a single shape: the riders beside a cover's script
 // (matchRiders) can only be the wallet's where some candidate chains
-// sit in transactions of the wallet's shapes.
-func buildCovers(t testing.TB, node *peertest.Node, shape peertest.WalletChain, tag string, premine, like int) *coversFixture {
+// sit in transactions of the wallet's shapes. Every wallet acts lead
+// rounds later than its shape says, the watched one born there: the
+// rounds before hold other users' transactions only.
+func buildCovers(t testing.TB, node *peertest.Node, shape peertest.WalletChain, tag string, premine, like, lead int) *coversFixture {
 	t.Helper()
 	mature, spec := shape.Spec(tag)
 	mature += premine
 	spec.Shaped = shapedPerBlock
+	events := map[int][]peertest.WalletEvent{}
+	for r, es := range spec.Events {
+		events[r+lead] = es
+	}
+	spec.Events, spec.Rounds = events, spec.Rounds+lead
+	spec.Wallets[0].Birth += int32(lead)
 	for o := 1; o <= otherWallets; o++ {
 		otherShape := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: 12, Scripts: 8}
 		if o > otherWallets-like {
@@ -93,7 +107,7 @@ func buildCovers(t testing.TB, node *peertest.Node, shape peertest.WalletChain, 
 		_, other := otherShape.Spec(fmt.Sprintf("%s other %d", tag, o))
 		spec.Wallets = append(spec.Wallets, other.Wallets...)
 		for r, es := range other.Events {
-			spec.Events[r+2*o] = append(spec.Events[r+2*o], es...)
+			spec.Events[r+2*o+lead] = append(spec.Events[r+2*o+lead], es...)
 		}
 	}
 	node.Generate(t, mature)
@@ -163,6 +177,7 @@ func TestCoversChainShapes(t *testing.T) {
 type coverRun struct {
 	dir    string
 	target float64
+	from   int32 // 0: the wallet's birth
 	to     int32 // 0: the tip
 	leak   bool
 	cfg    func(*Config)
@@ -195,7 +210,11 @@ func (r coverRun) scan(t testing.TB, f *coversFixture, relays []*peertest.Liar) 
 	if to == 0 {
 		to = f.chain.Tip
 	}
-	res, err := c.ScanBIP157(ctx, ScanRequest{Watch: f.watch, From: f.chain.Wallets[0].Birth, To: to, Leak: r.leak})
+	from := r.from
+	if from == 0 {
+		from = f.chain.Wallets[0].Birth
+	}
+	res, err := c.ScanBIP157(ctx, ScanRequest{Watch: f.watch, From: from, To: to, Leak: r.leak})
 	if err == nil && r.after != nil {
 		r.after(c, res)
 	}
@@ -699,7 +718,7 @@ func TestCoverSweep(t *testing.T) {
 	} {
 		shape := sw.shape
 		node := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey("sweep miner")))
-		f := buildCovers(t, node, shape, fmt.Sprintf("sweep %d", shape.Scripts), sw.premine, sw.like)
+		f := buildCovers(t, node, shape, fmt.Sprintf("sweep %d", shape.Scripts), sw.premine, sw.like, 0)
 		name := fmt.Sprint(shape.Scripts)
 		if sw.like > 0 {
 			name += fmt.Sprintf(", %d others like it", sw.like)

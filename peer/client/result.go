@@ -36,11 +36,14 @@ type ScanResult struct {
 	Matches  []Match
 	// BlocksScanned is the number of blocks in the range.
 	BlocksScanned int
-	// FiltersReceived counts compact filters (BIP 157).
+	// FiltersReceived counts compact filters (BIP 157); with a privacy
+	// target, those of the covers' margin below From too.
 	FiltersReceived int
 	// MerkleBlocksReceived counts merkle blocks (BIP 37).
 	MerkleBlocksReceived int
-	// BlocksFetched counts full blocks downloaded (BIP 157).
+	// BlocksFetched counts full blocks downloaded (BIP 157), the
+	// covers' below From among them, which are never scanned for the
+	// watch list.
 	BlocksFetched int
 	// FalsePositiveBlocks counts blocks the filter matched that hold no
 	// transaction of the watch list and, for BIP 157, no spend of a
