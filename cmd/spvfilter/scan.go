@@ -209,7 +209,7 @@ func (fl *scanFlags) register(f *pflag.FlagSet) {
 	f.Float64Var(&fl.fpRate, "fprate", defaultScanFPRate, "bip37: the chance that a script or outpoint outside the watch list matches the filter sent, from its bits (the room left for found outpoints is filled with random elements to it): a node testing U scripts sees about U·rate others match, so the lower the rate, the surer it is of the wallet's")
 	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak, for tests (default a random one for every filter)")
 	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update rule: none, all or p2pubkey-only")
-	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan; one given must exist, so that a mistyped path is refused rather than started anew ('' for none; default: a directory per network under the user cache directory, created as needed, for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
+	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan: a network's in DIR/NETWORK, such as DIR/regtest (give DIR, not DIR/regtest); one given must exist, so that a mistyped path is refused rather than started anew ('' for none; default: a directory per network under the user cache directory, created as needed, for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
 	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
 	wantValues(f, "want a number of bytes, a whole number without a unit (268435456 is 256 MiB; 0 for none)", "filter-cache")
 	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
@@ -766,6 +766,9 @@ func (fl *scanFlags) dataDir(flags *pflag.FlagSet, params *chaincfg.Params) (str
 	}
 	if flags.Changed("datadir") {
 		if err := needDataDir(datadir); err != nil {
+			return "", err
+		}
+		if err := notNetworkDir(datadir, params); err != nil {
 			return "", err
 		}
 	}
