@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -166,7 +167,11 @@ among them a --privacy-target not met with --allow-short-covers), 2 bad
 input, 1 failure (a --privacy-target not met without --allow-short-covers,
 no usable peer, peers in conflict over more than 64
 blocks, --from or --to above the nodes' tip, a chain saved in --datadir that
-the nodes do not extend, as a regtest node restarted does not).`
+the nodes do not extend, as a regtest node restarted does not), 130
+Ctrl-C or SIGTERM before the scan (not --follow) was done: the error says
+where what it verified and stored so far is kept for the next scan to
+resume from, in the data directory, or that nothing is (none given on
+regtest or simnet).`
 
 // scanExample shows scan in both modes, with a privacy target and a
 // spend of an output funded before --from.
@@ -668,8 +673,8 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	err = coverWords(nodeFailureFrom(err, plan.client.Params, plan.client.DataDir, plan.nodes))
 	if err != nil {
 		// An interrupt ends the scan with "interrupted", not with the
-		// bare context error.
-		return interruptedBy(ctx, err, "scan")
+		// bare context error, and says what is kept for the next scan.
+		return scanInterrupted(interruptedBy(ctx, err, "scan"), plan.client)
 	}
 	if res == nil {
 		return nil // --follow, ended by a signal
@@ -681,6 +686,24 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		return a.printJSON(out)
 	}
 	return a.printScan(&out)
+}
+
+// scanInterrupted returns err, and when it is the scan's interruption,
+// says in it where what the scan verified and stored so far is kept for
+// the next scan to resume from (DATADIR/NETWORK), or that nothing is,
+// there being no data directory: before, "scan interrupted" alone left
+// the user to guess whether a long sync had to be done again.
+func scanInterrupted(err error, cfg client.Config) error {
+	var ie *interruptedError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	if cfg.DataDir == "" {
+		ie.kept = fmt.Sprintf("nothing it verified is kept, there being no data directory (%s keeps none by default): give --datadir DIR for the next scan to resume from what it stores there", cfg.Params.Name)
+		return err
+	}
+	ie.kept = fmt.Sprintf("what it verified and stored so far is kept in %s, and the next scan with this data directory resumes from it", filepath.Join(cfg.DataDir, cfg.Params.Name))
+	return err
 }
 
 // planScan checks the flags, in the order the help gives them, and
