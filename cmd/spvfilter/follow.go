@@ -159,6 +159,9 @@ func (a *app) watchPeers(ctx context.Context, c *client.Client, nodes nodeFlags,
 		case inUse:
 			lastInUse = time.Now()
 		case !said && time.Since(lastInUse) >= gone:
+			if len(why) == 0 {
+				why = []string{"none known"}
+			}
 			a.warn([]string{nodes.named(fmt.Sprintf("no peer in use for %v (%s): following waits for one, redialling them, and says when one is back (Ctrl-C ends it)",
 				gone, strings.Join(why, "; ")))})
 			said = true

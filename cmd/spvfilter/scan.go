@@ -703,7 +703,11 @@ func scanInterrupted(err error, cfg client.Config) error {
 		return err
 	}
 	if cfg.DataDir == "" {
-		ie.kept = fmt.Sprintf("nothing it verified is kept, there being no data directory (%s keeps none by default): give --datadir DIR for the next scan to resume from what it stores there", cfg.Params.Name)
+		why := "--datadir '' keeps none"
+		if defaultDataDir(cfg.Params) == "" {
+			why = cfg.Params.Name + " keeps none by default"
+		}
+		ie.kept = fmt.Sprintf("nothing it verified is kept, there being no data directory (%s): give --datadir DIR for the next scan to resume from what it stores there", why)
 		return err
 	}
 	ie.kept = fmt.Sprintf("what it verified and stored so far is kept in %s, and the next scan with this data directory resumes from it", filepath.Join(cfg.DataDir, cfg.Params.Name))
