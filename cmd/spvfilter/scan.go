@@ -1124,9 +1124,12 @@ func savedChainNotExtended(c *client.Client, datadir string, saved int32, params
 	if len(forks) == 0 {
 		return nil
 	}
-	what := "give nodes of that chain, or another --datadir (or remove " + datadir + " to start afresh)"
+	// The network's state alone: removing datadir would take the other
+	// networks' with it.
+	remove := fmt.Sprintf("remove %s (%s's state alone, its address book and bans too) to start afresh", filepath.Join(datadir, params.Name), params.Name)
+	what := "give nodes of that chain, or another --datadir (or " + remove + ")"
 	if params.Name == chaincfg.RegressionNetParams.Name {
-		what = "a regtest node restarted deletes its chain and mines a new one: give another --datadir, or remove " + datadir + " to start afresh"
+		what = "a regtest node restarted deletes its chain and mines a new one: give another --datadir, or " + remove
 	}
 	return fmt.Errorf("--datadir %s: the nodes' chain does not extend the chain saved there (tip %d, more work than theirs): %s; %s",
 		datadir, c.Chain().Height(), strings.Join(forks, "; "), what)
