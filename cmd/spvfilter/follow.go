@@ -3,8 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -88,10 +92,27 @@ func (a *app) follow(ctx context.Context, c *client.Client, plan *scanPlan, from
 	if err := c.Start(ctx); err != nil {
 		return err
 	}
+	watchCtx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		a.watchPeers(watchCtx, c, plan.nodes, peersGoneAfter)
+	}()
 	runErr := r.Run(ctx)
+	stopWatch()
+	<-watched // nothing more written beside the summary
 	params := c.Chain().Params()
+	warnings = append(warnings, nodes.namedAll(byFlag(r.Warnings(), items, params, plan.client.DataDir))...)
+	var we *client.WaitError
+	if ctx.Err() != nil && errors.As(runErr, &we) {
+		// Ended by the signal while it waited for a peer: the end the
+		// help promises (exit 0, the summary), the wait in its warnings.
+		warnings = append(warnings, nodes.named(fmt.Sprintf("interrupted while waiting %v, from height %d, for %s: %s",
+			we.Waited.Round(time.Millisecond), we.Height, we.For, we.Peers)))
+		runErr = nil
+	}
 	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: peersJSON(c.Peers(), params),
-		Warnings: orEmpty(append(warnings, nodes.namedAll(byFlag(r.Warnings(), items, params, plan.client.DataDir))...))}
+		Warnings: orEmpty(warnings)}
 	a.warn(sum.Warnings)
 	if err := enc.Encode(sum); err != nil && writeErr == nil {
 		writeErr = err
@@ -100,4 +121,50 @@ func (a *app) follow(ctx context.Context, c *client.Client, plan *scanPlan, from
 		return runErr
 	}
 	return writeErr
+}
+
+// peersGoneAfter is how long scan --follow goes with no peer in use
+// before it says so on standard error.
+const peersGoneAfter = 10 * time.Second
+
+// watchPeers says on standard error, once each time it happens, that no
+// peer has been in use for gone while following, naming each peer and
+// why it is not in use (before, a follow whose peers had all gone away
+// waited without a word, as if no block came), and says when a peer is
+// in use again. The client redials the peers meanwhile. It looks once a
+// second and returns when ctx ends.
+func (a *app) watchPeers(ctx context.Context, c *client.Client, nodes nodeFlags, gone time.Duration) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	lastInUse, said := time.Now(), false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		var why []string
+		inUse := false
+		for _, p := range c.Peers() {
+			if p.Reason == "" && !p.Banned {
+				inUse = true
+				break
+			}
+			why = append(why, p.Address+": "+p.Reason)
+		}
+		switch {
+		case inUse && said:
+			fmt.Fprintf(a.stderr, "spvfilter: a peer is in use again after %v: following goes on\n", time.Since(lastInUse).Round(time.Second))
+			lastInUse, said = time.Now(), false
+		case inUse:
+			lastInUse = time.Now()
+		case !said && time.Since(lastInUse) >= gone:
+			if len(why) == 0 {
+				why = []string{"none known"}
+			}
+			a.warn([]string{nodes.named(fmt.Sprintf("no peer in use for %v (%s): following waits for one, redialling them, and says when one is back (Ctrl-C ends it)",
+				gone, strings.Join(why, "; ")))})
+			said = true
+		}
+	}
 }

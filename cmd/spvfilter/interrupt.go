@@ -18,9 +18,19 @@ const exitInterrupted = 130
 
 // interruptedError is the error of a command a signal ended before its
 // work was done.
-type interruptedError struct{ what string }
+type interruptedError struct {
+	what string
+	// kept, when not "", says what of the work done is kept, after
+	// "interrupted: ".
+	kept string
+}
 
-func (e *interruptedError) Error() string { return e.what + " interrupted" }
+func (e *interruptedError) Error() string {
+	if e.kept != "" {
+		return e.what + " interrupted: " + e.kept
+	}
+	return e.what + " interrupted"
+}
 
 // interruptedBy returns err, or an *interruptedError naming what when ctx,
 // the command's signal context, ended it.

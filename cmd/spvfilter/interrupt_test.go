@@ -41,12 +41,22 @@ func TestInterruptExitStatus(t *testing.T) {
 	addr := "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080"
 	outDir := t.TempDir()
 	universeFile, indexFile := filepath.Join(outDir, "universe.txt"), filepath.Join(outDir, "universe.idx")
+	datadir, cache := t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache) // signet's default data directory
 	for _, tc := range []struct {
 		name string
 		args []string
 		want string
 	}{
-		{"scan", []string{"scan", "--connect", node, "--network", "regtest", "--watch", addr, "--timeout", "2m", "--datadir", t.TempDir()}, "scan interrupted"},
+		// A scan says where what it stored is kept, or that nothing is.
+		{"scan", []string{"scan", "--connect", node, "--network", "regtest", "--watch", addr, "--timeout", "2m", "--datadir", datadir},
+			"scan interrupted: what it verified and stored so far is kept in " + filepath.Join(datadir, "regtest") + ", and the next scan with this data directory resumes from it"},
+		{"scan, the default data directory", []string{"scan", "--connect", node, "--network", "signet", "--watch", "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx", "--timeout", "2m"},
+			"scan interrupted: what it verified and stored so far is kept in " + filepath.Join(cache, "spvfilter", "signet") + ", and the next scan with this data directory resumes from it"},
+		{"scan, no data directory", []string{"scan", "--connect", node, "--network", "regtest", "--watch", addr, "--timeout", "2m"},
+			"scan interrupted: nothing it verified is kept, there being no data directory (regtest keeps none by default): give --datadir DIR for the next scan to resume from what it stores there"},
+		{"scan, --datadir ''", []string{"scan", "--connect", node, "--network", "signet", "--watch", "tb1qw508d6qejxtdg4y5r3zarvary0c5xw7kxpjzsx", "--timeout", "2m", "--datadir", ""},
+			"scan interrupted: nothing it verified is kept, there being no data directory (--datadir '' keeps none): give --datadir DIR for the next scan to resume from what it stores there"},
 		{"peers", []string{"peers", "--connect", node, "--network", "regtest", "--timeout", "2m", "--datadir", t.TempDir()}, "peers interrupted"},
 		{"privacy universe", []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--timeout", "2m", "--out", universeFile, "--index", indexFile},
 			"privacy universe interrupted: --out " + universeFile + " and --index " + indexFile + " not written"},

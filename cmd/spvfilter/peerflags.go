@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/client"
+	"github.com/spvfilter/spvfilter/peer/store"
 )
 
 // peerFlags are the flags that say which nodes a command talks to.
@@ -136,6 +138,32 @@ func needDataDir(dir string) error {
 		return badInput("--datadir %s: no such directory: %s", dir, how)
 	}
 	return badInput("--datadir %s: no such directory (%s does not exist): %s", dir, missing, how)
+}
+
+// notNetworkDir refuses, as bad input, a --datadir dir given that is
+// itself the directory one network's state was kept in under another data
+// directory (DIR/regtest, holding headers.bin): the client keeps each
+// network's state in DIR/NETWORK, so such a dir would start a new state
+// in dir/NETWORK, syncing anew beside the one meant, without a word. A
+// dir that holds a state of params's network already (dir/NETWORK) is
+// used as it is.
+func notNetworkDir(dir string, params *chaincfg.Params) error {
+	if dir == "" {
+		return nil
+	}
+	clean := filepath.Clean(dir)
+	base, parent := filepath.Base(clean), filepath.Dir(clean)
+	if !slices.Contains(networkList(), base) {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(clean, store.HeadersFile)); err != nil {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(clean, params.Name)); err == nil {
+		return nil
+	}
+	return badInput("--datadir %s: it is the %s state of the data directory %s (it holds %s): a data directory keeps each network's state in a directory of its own, %s for %s, so this one would start a new %s state in %s: give --datadir %s",
+		dir, base, parent, store.HeadersFile, filepath.Join(parent, params.Name), params.Name, params.Name, filepath.Join(clean, params.Name), parent)
 }
 
 // checkDir refuses, as bad input, a file in the place of the directory

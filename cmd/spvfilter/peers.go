@@ -73,7 +73,7 @@ file of it that cannot be read).`,
 	fl := cmd.Flags()
 	f.peerFlags.register(fl)
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
-	fl.StringVar(&f.datadir, "datadir", "", "directory of the chain state, address book and bans; one given must exist, so that a mistyped path is refused rather than started anew (default: as scan's, created as needed)")
+	fl.StringVar(&f.datadir, "datadir", "", "directory of the chain state, address book and bans: a network's in DIR/NETWORK, such as DIR/regtest (give DIR, not DIR/regtest); one given must exist, so that a mistyped path is refused rather than started anew (default: as scan's, created as needed)")
 	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for a node's handshake")
 	fl.StringArrayVar(&f.unban, "unban", nil, "a banned node, HOST or HOST:PORT as the listing shows its ban, whose ban to lift in the data directory (repeatable; default: none lifted)")
 	return cmd
@@ -141,6 +141,9 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 	}
 	if fl.Changed("datadir") {
 		if err := needDataDir(datadir); err != nil {
+			return err
+		}
+		if err := notNetworkDir(datadir, params); err != nil {
 			return err
 		}
 	}

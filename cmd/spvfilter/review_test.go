@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,6 +50,11 @@ func TestReviewNodes(t *testing.T) {
 				!strings.Contains(stderr, "--connect "+b.P2PAddr+" leaves it after height 0 for a chain of its own to height 10") ||
 				!strings.Contains(stderr, "a regtest node restarted deletes its chain") {
 				t.Errorf("%v: status %d, stdout %q, stderr %q: want 1 saying the node's chain does not extend the saved one", extra, status, stdout, stderr)
+			}
+			// What to remove is the network's state, not the directory
+			// that keeps every network's.
+			if want := "or remove " + filepath.Join(dir, "regtest") + " (regtest's state alone"; !strings.Contains(stderr, want) || strings.Contains(stderr, "remove "+dir+" ") {
+				t.Errorf("%v: stderr %q: want %q, and not the whole --datadir to remove", extra, stderr, want)
 			}
 		}
 	})

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -159,14 +160,22 @@ stored header. A --datadir given must exist (create it to start one); the
 default one is created as needed. --follow (bip157) goes on past the tip, printing one JSON
 object per line for every event ({"event": "match"|"connected"|
 "disconnected"|"tip", ...}, a match with the fields of --json's matches)
-until SIGINT or SIGTERM, which end it with exit 0 and a summary line.
+until SIGINT or SIGTERM, which end it with exit 0 and a summary line
+(one that came while it waited for a peer names the wait in its
+warnings). With no peer in use for 10 seconds (all gone away; they are
+redialled) it says so on standard error, naming each and why, and says
+when one is back.
 
 Exit status: 0 done (warnings, if any, on standard error and in --json,
 among them a --privacy-target not met with --allow-short-covers), 2 bad
 input, 1 failure (a --privacy-target not met without --allow-short-covers,
 no usable peer, peers in conflict over more than 64
 blocks, --from or --to above the nodes' tip, a chain saved in --datadir that
-the nodes do not extend, as a regtest node restarted does not).`
+the nodes do not extend, as a regtest node restarted does not), 130
+Ctrl-C or SIGTERM before the scan (not --follow) was done: the error says
+where what it verified and stored so far is kept for the next scan to
+resume from, in the data directory, or that nothing is (none given on
+regtest or simnet).`
 
 // scanExample shows scan in both modes, with a privacy target and a
 // spend of an output funded before --from.
@@ -209,7 +218,7 @@ func (fl *scanFlags) register(f *pflag.FlagSet) {
 	f.Float64Var(&fl.fpRate, "fprate", defaultScanFPRate, "bip37: the chance that a script or outpoint outside the watch list matches the filter sent, from its bits (the room left for found outpoints is filled with random elements to it): a node testing U scripts sees about U·rate others match, so the lower the rate, the surer it is of the wallet's")
 	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak, for tests (default a random one for every filter)")
 	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update rule: none, all or p2pubkey-only")
-	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan; one given must exist, so that a mistyped path is refused rather than started anew ('' for none; default: a directory per network under the user cache directory, created as needed, for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
+	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan: a network's in DIR/NETWORK, such as DIR/regtest (give DIR, not DIR/regtest); one given must exist, so that a mistyped path is refused rather than started anew ('' for none; default: a directory per network under the user cache directory, created as needed, for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
 	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
 	wantValues(f, "want a number of bytes, a whole number without a unit (268435456 is 256 MiB; 0 for none)", "filter-cache")
 	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
@@ -668,8 +677,8 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	err = coverWords(nodeFailureFrom(err, plan.client.Params, plan.client.DataDir, plan.nodes))
 	if err != nil {
 		// An interrupt ends the scan with "interrupted", not with the
-		// bare context error.
-		return interruptedBy(ctx, err, "scan")
+		// bare context error, and says what is kept for the next scan.
+		return scanInterrupted(interruptedBy(ctx, err, "scan"), plan.client)
 	}
 	if res == nil {
 		return nil // --follow, ended by a signal
@@ -681,6 +690,28 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 		return a.printJSON(out)
 	}
 	return a.printScan(&out)
+}
+
+// scanInterrupted returns err, and when it is the scan's interruption,
+// says in it where what the scan verified and stored so far is kept for
+// the next scan to resume from (DATADIR/NETWORK), or that nothing is,
+// there being no data directory: before, "scan interrupted" alone left
+// the user to guess whether a long sync had to be done again.
+func scanInterrupted(err error, cfg client.Config) error {
+	var ie *interruptedError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	if cfg.DataDir == "" {
+		why := "--datadir '' keeps none"
+		if defaultDataDir(cfg.Params) == "" {
+			why = cfg.Params.Name + " keeps none by default"
+		}
+		ie.kept = fmt.Sprintf("nothing it verified is kept, there being no data directory (%s): give --datadir DIR for the next scan to resume from what it stores there", why)
+		return err
+	}
+	ie.kept = fmt.Sprintf("what it verified and stored so far is kept in %s, and the next scan with this data directory resumes from it", filepath.Join(cfg.DataDir, cfg.Params.Name))
+	return err
 }
 
 // planScan checks the flags, in the order the help gives them, and
@@ -766,6 +797,9 @@ func (fl *scanFlags) dataDir(flags *pflag.FlagSet, params *chaincfg.Params) (str
 	}
 	if flags.Changed("datadir") {
 		if err := needDataDir(datadir); err != nil {
+			return "", err
+		}
+		if err := notNetworkDir(datadir, params); err != nil {
 			return "", err
 		}
 	}
@@ -1090,9 +1124,12 @@ func savedChainNotExtended(c *client.Client, datadir string, saved int32, params
 	if len(forks) == 0 {
 		return nil
 	}
-	what := "give nodes of that chain, or another --datadir (or remove " + datadir + " to start afresh)"
+	// The network's state alone: removing datadir would take the other
+	// networks' with it.
+	remove := fmt.Sprintf("remove %s (%s's state alone, its address book and bans too) to start afresh", filepath.Join(datadir, params.Name), params.Name)
+	what := "give nodes of that chain, or another --datadir (or " + remove + ")"
 	if params.Name == chaincfg.RegressionNetParams.Name {
-		what = "a regtest node restarted deletes its chain and mines a new one: give another --datadir, or remove " + datadir + " to start afresh"
+		what = "a regtest node restarted deletes its chain and mines a new one: give another --datadir, or " + remove
 	}
 	return fmt.Errorf("--datadir %s: the nodes' chain does not extend the chain saved there (tip %d, more work than theirs): %s; %s",
 		datadir, c.Chain().Height(), strings.Join(forks, "; "), what)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -98,7 +99,10 @@ Outcomes, and what to do:
     waited for once another peer proved propagation; nothing to do.
   exit 0, "already mined at height N": nothing was to be sent.
   exit 1, "rejected it as ...": the node's reason says what to fix (a
-    fee too low, a non-standard or invalid transaction).
+    fee too low, a non-standard or invalid transaction); "... neither an
+    input script nor a witness: is the transaction signed?" after it
+    names inputs left empty, as createrawtransaction leaves them: sign
+    the transaction first.
   exit 1, "asked for it, then rejected it without a reject message":
     btcd keeps an orphan or refuses a spent output: send the
     transactions it spends first, or check the inputs.
@@ -202,6 +206,33 @@ func sendWords(err error) error {
 	})
 	msg = strings.Replace(msg, "client: no peer took transaction ", "no peer took transaction ", 1)
 	return &restated{msg, err}
+}
+
+// unsignedWords adds to err, a send that failed, that the inputs of tx
+// with neither an input script nor a witness look unsigned, when some
+// have: createrawtransaction's output sent as it is was refused in the
+// node's script-engine words ("index 0 is invalid for stack size 0"),
+// which do not say the transaction was never signed. Such an input is
+// valid only if the output it spends needs nothing (OP_TRUE), so the
+// words are a question, and a send that succeeded is not warned.
+func unsignedWords(err error, tx *wire.MsgTx) error {
+	var empty []string
+	for i, in := range tx.TxIn {
+		if len(in.SignatureScript) == 0 && len(in.Witness) == 0 {
+			empty = append(empty, strconv.Itoa(i))
+		}
+	}
+	if len(empty) == 0 {
+		return err
+	}
+	which := "input " + empty[0] + " has"
+	if len(empty) > 1 {
+		which = "inputs " + strings.Join(empty, ", ") + " have"
+	}
+	if len(empty) == len(tx.TxIn) && len(empty) > 1 {
+		which = "its " + strconv.Itoa(len(empty)) + " inputs have"
+	}
+	return &restated{fmt.Sprintf("%s; %s neither an input script nor a witness: is the transaction signed? (createrawtransaction builds it unsigned: sign it first, with btcwallet's signrawtransaction or Bitcoin Core's signrawtransactionwithwallet)", err.Error(), which), err}
 }
 
 // notConfirmedWords says that a peer that gives no verdict of its own
@@ -345,7 +376,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return err
 	}
 	if err != nil {
-		return nodeFailureFrom(sendWords(err), params, "", f.nodes())
+		return nodeFailureFrom(unsignedWords(sendWords(err), tx), params, "", f.nodes())
 	}
 	propagated, warnings := sendVerdict(res, c.Peers(), params)
 	warnings = f.nodes().namedAll(append(echoes, warnings...))

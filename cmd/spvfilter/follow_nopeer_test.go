@@ -1,0 +1,82 @@
+package main
+
+import (
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// TestFollowNoPeerLeft: scan --follow over one node. When the node goes
+// away for good, a warning on standard error says within seconds that no
+// peer is in use, naming it and why (before, nothing was said: a follow
+// with no peer looked like one with no new block), and Ctrl-C then ends
+// the follow as the help says, with exit 0 and the summary line, the wait
+// among its warnings (before, exit 1 and "following rescan stopped ... after
+// waiting"). With the node up, Ctrl-C ends it the same way and no such
+// warning is given.
+func TestFollowNoPeerLeft(t *testing.T) {
+	rows := []struct {
+		name     string
+		stop     bool
+		warning  string // in stderr, "" for none about peers
+		summary  string // in the summary's warnings, "" for none about the wait
+		waitTill time.Duration
+	}{
+		{name: "the node stopped", stop: true, warning: "no peer in use for 10s (--connect ",
+			summary: "interrupted while waiting ", waitTill: 20 * time.Second},
+		{name: "the node up", waitTill: 12 * time.Second},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+			node.Generate(t, 3)
+			addr := peertest.NewKey("alice").Address(node.Params).EncodeAddress()
+			p := startFollow(t, "--connect", node.P2PAddr, "--network", "regtest", "--watch", addr, "--timeout", "5s")
+			if err := p.waitFor("tip 3", 30*time.Second, isEvent("tip", 3)); err != nil {
+				t.Fatal(err)
+			}
+			if r.stop {
+				if err := node.Stop(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			deadline := time.Now().Add(r.waitTill)
+			for time.Now().Before(deadline) && (r.warning == "" || !strings.Contains(p.stderr.String(), r.warning)) {
+				time.Sleep(200 * time.Millisecond)
+			}
+			stderr := p.stderr.String()
+			if r.warning != "" && !strings.Contains(stderr, r.warning+node.P2PAddr) {
+				t.Errorf("%v after the node stopped, stderr %q lacks %q", r.waitTill, stderr, r.warning+node.P2PAddr)
+			}
+			if r.warning == "" && strings.Contains(stderr, "no peer in use") {
+				t.Errorf("stderr %q warns of no peer with the node up", stderr)
+			}
+			err := p.interrupt(t)
+			var ee *exec.ExitError
+			if err != nil && !errors.As(err, &ee) {
+				t.Fatal(err)
+			}
+			if err != nil {
+				t.Errorf("exit %v after SIGINT, want 0; stderr %q", err, p.stderr.String())
+			}
+			if len(p.got) == 0 || p.got[len(p.got)-1]["event"] != "summary" {
+				t.Fatalf("the last line is no summary: %v", p.got)
+			}
+			ws, _ := p.got[len(p.got)-1]["warnings"].([]any)
+			found := false
+			for _, w := range ws {
+				found = found || strings.Contains(w.(string), "interrupted while waiting")
+			}
+			if r.summary != "" && !found {
+				t.Errorf("the summary's warnings %v lack %q", ws, r.summary)
+			}
+			if r.summary == "" && found {
+				t.Errorf("the summary's warnings %v speak of a wait with the node up", ws)
+			}
+		})
+	}
+}
