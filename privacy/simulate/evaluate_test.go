@@ -274,7 +274,8 @@ func TestEvaluateMistakes(t *testing.T) {
 				Sessions []string `json:"sessions"`
 			}{[]string{"s1", "s2", "s3"}}, sessionJSON("", 1, []m{{"a1", 1}, {"b1", 1}, {"x5", 0.2}}, nil))},
 		},
-		"new_section": map[string]any{},
+		"new_section":  map[string]any{},
+		"null_section": nil, // nothing to score: not named
 	}
 	s := evaluate(t, l, report)
 	checkCounts(t, "candidates", s.Candidates.Counts, 15, 13, 10, 13, 10)
@@ -365,6 +366,9 @@ func TestEvaluateMistakes(t *testing.T) {
 		if !strings.Contains(absent, want) {
 			t.Errorf("absent does not say %q:\n%s", want, absent)
 		}
+	}
+	if strings.Contains(absent, "null_section") {
+		t.Errorf("absent names a field whose value is null:\n%s", absent)
 	}
 	kinds := map[string]int{}
 	for _, mk := range s.Mistakes {

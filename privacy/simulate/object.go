@@ -300,11 +300,12 @@ func (o object) objects(key string) []object {
 }
 
 // unknownKeys returns the object's keys that are neither known nor part
-// of an interval, sorted.
+// of an interval, sorted; a key whose value is null, which gives
+// nothing to score, is none of them.
 func unknownKeys(o object, known []string, used map[string]bool) []string {
 	var out []string
-	for k := range o {
-		if !slices.Contains(known, k) && !used[k] {
+	for k, v := range o {
+		if !slices.Contains(known, k) && !used[k] && string(v) != "null" {
 			out = append(out, k)
 		}
 	}
