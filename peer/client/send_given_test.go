@@ -20,17 +20,22 @@ import (
 // to every peer before the turns) is held back, so that the turn ends
 // before the inv is written: the peer must not be listed, its failure
 // must be the cancel (its turn ran), and the node must not hold the
-// transaction. Uncancelled, the peer is listed.
+// transaction. In another the transaction reaches the node (by RPC) as
+// the answer to the first question comes, so that the node holds it
+// when the turn's question is asked: nothing is announced, and the peer
+// counts as seen, not given. Otherwise the peer is listed.
 func TestSendGivenOnlyTold(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 102)
 	tests := []struct {
 		name      string
-		cancel    bool
+		cancel    bool // cancel the send at the turn's question
+		submit    bool // the node has the transaction by the turn
 		wantGiven bool
 	}{
-		{name: "cancelled before the inv", cancel: true, wantGiven: false},
-		{name: "not cancelled", cancel: false, wantGiven: true},
+		{name: "cancelled before the inv", cancel: true},
+		{name: "held when its turn began", submit: true},
+		{name: "not cancelled", wantGiven: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -47,8 +52,13 @@ func TestSendGivenOnlyTold(t *testing.T) {
 				}
 				mu.Lock()
 				notfounds++
-				hold := armed && notfounds == 2
+				first, hold := armed && notfounds == 1, armed && notfounds == 2
 				mu.Unlock()
+				if first && tt.submit {
+					if _, err := node.RPC().SendRawTransaction(tx, true); err != nil {
+						t.Errorf("submitting the transaction to the node: %v", err)
+					}
+				}
 				if hold && tt.cancel {
 					cancel()
 					time.Sleep(300 * time.Millisecond) // the cancel is in before the answer
@@ -77,6 +87,12 @@ func TestSendGivenOnlyTold(t *testing.T) {
 				}
 				if inPool {
 					t.Errorf("the node holds the transaction: it was announced")
+				}
+				return
+			}
+			if tt.submit {
+				if err != nil || !slices.Equal(res.Seen, []string{proxy.Addr}) || !slices.Equal(res.Accepted, []string{proxy.Addr}) {
+					t.Errorf("send: %v, seen %v, accepted %v: want the peer seen and accepted", err, res.Seen, res.Accepted)
 				}
 				return
 			}
