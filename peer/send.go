@@ -59,19 +59,21 @@ func (p *Peer) serveOffers(m *wire.MsgGetData) {
 // connection, whether the inv was written or not: no request awaits an
 // answer to it, and the node's getdata is served whenever it comes.
 func (p *Peer) Announce(ctx context.Context, tx *wire.MsgTx) (requested bool, err error) {
-	return p.announce(ctx, tx, p.cfg.Timeout, nil)
+	requested, _, err = p.announce(ctx, tx, p.cfg.Timeout, nil)
+	return requested, err
 }
 
 // Reannounce offers tx to the node again (inv) and returns without
 // waiting: the connection serves it if the node asks.
 func (p *Peer) Reannounce(ctx context.Context, tx *wire.MsgTx) error {
-	_, err := p.announce(ctx, tx, 0, nil)
+	_, _, err := p.announce(ctx, tx, 0, nil)
 	return err
 }
 
 // announce is Announce waiting at most wait for the node to ask, and
-// no longer than until is open (nil: no such bound).
-func (p *Peer) announce(ctx context.Context, tx *wire.MsgTx, wait time.Duration, until <-chan struct{}) (requested bool, err error) {
+// no longer than until is open (nil: no such bound); told says whether
+// the inv was written (the writer took it), whatever the error.
+func (p *Peer) announce(ctx context.Context, tx *wire.MsgTx, wait time.Duration, until <-chan struct{}) (requested, told bool, err error) {
 	const op = "inv tx"
 	txid := tx.TxHash()
 	p.offerMu.Lock()
@@ -87,8 +89,8 @@ func (p *Peer) announce(ctx context.Context, tx *wire.MsgTx, wait time.Duration,
 	inv := wire.NewMsgInv()
 	inv.AddInvVect(wire.NewInvVect(wire.InvTypeTx, &txid))
 	deadline := p.deadline()
-	if err := p.write(ctx, op, inv, deadline); err != nil {
-		return false, err
+	if taken, err := p.writeTaken(ctx, op, inv, deadline, abandonKeeps); err != nil {
+		return false, taken, err
 	}
 	timer := time.NewTimer(min(wait, time.Until(deadline)))
 	defer timer.Stop()
@@ -104,21 +106,21 @@ func (p *Peer) announce(ctx context.Context, tx *wire.MsgTx, wait time.Duration,
 	for {
 		select {
 		case <-o.requested:
-			return true, nil
+			return true, true, nil
 		case <-timer.C:
-			return false, nil
+			return false, true, nil
 		case <-until:
-			return false, nil
+			return false, true, nil
 		case <-repeat.C:
 			if err := p.write(ctx, op, inv, deadline); err != nil {
-				return false, err
+				return false, true, err
 			}
 			again *= 2
 			repeat.Reset(again)
 		case <-p.done:
-			return false, p.disconnected(op)
+			return false, true, p.disconnected(op)
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return false, true, ctx.Err()
 		}
 	}
 }
@@ -280,7 +282,8 @@ var ErrWatchMismatch = errors.New("peer: watch does not match the broadcast")
 // whose Unserved is w's; a btcd node's mempool is asked as without w.
 // Acceptance so learnt rests on the node's word, as Broadcast's does.
 func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch) (*Sighting, error) {
-	return p.broadcast(ctx, tx, w, nil)
+	s, _, err := p.broadcast(ctx, tx, w, nil)
+	return s, err
 }
 
 // BroadcastUntil is BroadcastWatched that stops waiting for the verdict
@@ -293,50 +296,56 @@ func (p *Peer) BroadcastWatched(ctx context.Context, tx *wire.MsgTx, w *TxWatch)
 // is served the transaction whenever it asks, until the connection
 // ends. A btcd node's verdict, which comes
 // at once, is awaited whatever enough says.
-func (p *Peer) BroadcastUntil(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough <-chan struct{}) (*Sighting, error) {
+//
+// told reports whether the transaction was announced to the node (its
+// inv written, or its write begun on a connection that then failed),
+// whatever the error: it is false when the call ended before (ctx, a
+// failed request, a lost connection), and when the node held the
+// transaction already, asked before anything was announced.
+func (p *Peer) BroadcastUntil(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough <-chan struct{}) (s *Sighting, told bool, err error) {
 	return p.broadcast(ctx, tx, w, enough)
 }
 
 // broadcast is BroadcastUntil; a nil enough is never closed.
-func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough <-chan struct{}) (*Sighting, error) {
+func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough <-chan struct{}) (_ *Sighting, told bool, _ error) {
 	txid := tx.TxHash()
 	var watched <-chan struct{} // nil without a watch
 	if w != nil {
 		if w.p.cfg.Addr != p.cfg.Addr || w.txid != txid {
-			return nil, fmt.Errorf("%w: the watch of %v at %s given to the broadcast of %v to %s", ErrWatchMismatch, w.txid, w.p.cfg.Addr, txid, p.cfg.Addr)
+			return nil, false, fmt.Errorf("%w: the watch of %v at %s given to the broadcast of %v to %s", ErrWatchMismatch, w.txid, w.p.cfg.Addr, txid, p.cfg.Addr)
 		}
 		watched = w.Done()
 	}
 	rejects, stopRejects := p.waitReject(txid)
 	defer stopRejects()
 	if has, err := p.HasTxWithin(ctx, txid, p.cfg.Timeout); err != nil || has {
-		return nil, err
+		return nil, false, err
 	}
 	// A node that got the transaction from elsewhere meanwhile does not
 	// ask: wait a little, then look in its mempool until the timeout.
 	deadline := p.deadline()
-	var told <-chan struct{} // closed once w checked the node's announcement
+	var checked <-chan struct{} // closed once w checked the node's announcement
 	if w != nil {
-		told = w.told
+		checked = w.told
 	}
 	if p.GivesVerdict() {
 		enough = nil
 	}
 	// The node is given its second to ask (and a false announcement
 	// told meanwhile is caught) even once enough is closed.
-	requested, err := p.announce(ctx, tx, time.Second, told)
+	requested, told, err := p.announce(ctx, tx, time.Second, checked)
 	if err != nil {
-		return nil, err
+		return nil, told, err
 	}
 	given := time.Now()
 	for {
 		if s, err := verdict(w); s != nil || err != nil {
-			return s, err
+			return s, true, err
 		}
 		if u := unserved(w); u != nil && !p.GivesVerdict() {
 			// Its announcement, the one word it gives, went unserved:
 			// nothing else it could say within the timeout would tell.
-			return nil, p.noVerdict(txid, requested, given, false, u)
+			return nil, true, p.noVerdict(txid, requested, given, false, u)
 		}
 		written := p.txWritten(txid)
 		// Once asked, the answer is waited for, within the timeout, even
@@ -344,18 +353,18 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 		// to a node that answers (see HasTxWithin).
 		has, err := p.HasTxWithin(ctx, txid, p.cfg.Timeout)
 		if err != nil || has {
-			return nil, err
+			return nil, true, err
 		}
 		if written && p.GivesVerdict() {
 			// Its verdict; a reject message for it came before the answer.
 			select {
 			case e := <-rejects:
 				if e.Kind != RejectAlreadyInMempool {
-					return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: e}
+					return nil, true, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: e}
 				}
 			default:
 			}
-			return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Processed: true}}
+			return nil, true, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Processed: true}}
 		}
 		if time.Now().After(deadline) {
 			break
@@ -364,30 +373,30 @@ func (p *Peer) broadcast(ctx context.Context, tx *wire.MsgTx, w *TxWatch, enough
 		case e := <-rejects:
 			// A node that has it already says so: its mempool tells.
 			if e.Kind != RejectAlreadyInMempool {
-				return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: e}
+				return nil, true, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: e}
 			}
 		case <-watched:
 			watched = nil // the verdict is in: sighted looks at it
 		case <-enough:
 			if s, err := verdict(w); s != nil || err != nil {
-				return s, err
+				return s, true, err
 			}
-			return nil, p.noVerdict(txid, requested, given, true, unserved(w))
+			return nil, true, p.noVerdict(txid, requested, given, true, unserved(w))
 		case <-time.After(50 * time.Millisecond):
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, true, ctx.Err()
 		}
 	}
 	if s, err := verdict(w); s != nil || err != nil {
-		return s, err
+		return s, true, err
 	}
 	if !p.GivesVerdict() {
-		return nil, p.noVerdict(txid, requested, given, false, unserved(w))
+		return nil, true, p.noVerdict(txid, requested, given, false, unserved(w))
 	}
 	if p.wasRequested(txid) || requested {
-		return nil, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Waited: p.cfg.Timeout}}
+		return nil, true, &PeerError{Peer: p.cfg.Addr, Op: "tx", Err: &DroppedError{Txid: txid, Waited: p.cfg.Timeout}}
 	}
-	return nil, p.errorf("inv tx", "%w: transaction %v neither requested within %v nor in the node's mempool", ErrStalled, txid, p.cfg.Timeout)
+	return nil, true, p.errorf("inv tx", "%w: transaction %v neither requested within %v nor in the node's mempool", ErrStalled, txid, p.cfg.Timeout)
 }
 
 // noVerdict is the error of a broadcast of txid to a node that gives no

@@ -40,7 +40,7 @@ func TestBroadcastNoVerdict(t *testing.T) {
 				close(enough)
 			}
 			start := time.Now()
-			s, err := p.BroadcastUntil(context.Background(), tx, w, enough)
+			s, _, err := p.BroadcastUntil(context.Background(), tx, w, enough)
 			elapsed := time.Since(start)
 			t.Logf("%v after %v", err, elapsed.Round(time.Millisecond))
 			var nv *NoVerdictError

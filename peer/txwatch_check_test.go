@@ -148,7 +148,7 @@ func TestBroadcastUntilUnservedCheck(t *testing.T) {
 				watchEnd <- time.Now()
 			}()
 			start := time.Now()
-			s, err := p.BroadcastUntil(context.Background(), tx, w, nil)
+			s, _, err := p.BroadcastUntil(context.Background(), tx, w, nil)
 			broadcast := time.Since(start)
 			var nv *NoVerdictError
 			if s != nil || !errors.As(err, &nv) {

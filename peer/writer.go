@@ -179,7 +179,8 @@ func (p *Peer) writeMsg(msg wire.Message, deadline time.Time) error {
 // the writer has not taken it, else written still, and nothing can
 // mistake what the node says of it for another request's answer.
 func (p *Peer) write(ctx context.Context, op string, msg wire.Message, deadline time.Time) error {
-	return p.writeFirst(ctx, op, msg, deadline, abandonKeeps)
+	_, err := p.writeTaken(ctx, op, msg, deadline, abandonKeeps)
+	return err
 }
 
 // abandon says what a write ended by its context does with the
@@ -212,11 +213,19 @@ const (
 // abandon). A request waiting for room in the queue or in the queue is
 // withdrawn (msg never sent) when ctx ends before the writer took msg.
 func (p *Peer) writeFirst(ctx context.Context, op string, msg wire.Message, deadline time.Time, how abandon) error {
+	_, err := p.writeTaken(ctx, op, msg, deadline, how)
+	return err
+}
+
+// writeTaken is writeFirst that also reports whether the writer took
+// msg: it was written, or its write began (and failed, the connection
+// ending); whatever the error, msg was not sent unless taken.
+func (p *Peer) writeTaken(ctx context.Context, op string, msg wire.Message, deadline time.Time, how abandon) (taken bool, err error) {
 	if err := ctx.Err(); err != nil {
 		if how == abandonDrops {
 			p.drop()
 		}
-		return err
+		return false, err
 	}
 	o := &outgoing{msg: msg, deadline: deadline, done: make(chan error, 1)}
 	timer := time.NewTimer(time.Until(deadline))
@@ -228,18 +237,19 @@ func (p *Peer) writeFirst(ctx context.Context, op string, msg wire.Message, dead
 			queue = nil // queued: now wait for the write
 		case err := <-o.done:
 			if err != nil {
-				return p.disconnected(op)
+				return true, p.disconnected(op)
 			}
-			return nil
+			return true, nil
 		case <-p.done:
 			select {
 			case err := <-o.done:
 				if err == nil {
-					return nil
+					return true, nil
 				}
+				return true, p.disconnected(op)
 			default:
 			}
-			return p.disconnected(op)
+			return !o.withdraw(), p.disconnected(op)
 		case <-cancelled:
 			unsent := o.withdraw() // false once the writer took it
 			switch {
@@ -249,9 +259,9 @@ func (p *Peer) writeFirst(ctx context.Context, op string, msg wire.Message, dead
 			case how == abandonDrops || !unsent && how == abandonFirst:
 				p.drop() // the writer sends it still; or not first
 			}
-			return ctx.Err()
+			return !unsent, ctx.Err()
 		case <-timer.C:
-			return p.fail(op, "%w", &TimeoutError{What: "could not send " + msg.Command(), Within: p.cfg.Timeout})
+			return !o.withdraw(), p.fail(op, "%w", &TimeoutError{What: "could not send " + msg.Command(), Within: p.cfg.Timeout})
 		}
 	}
 }

@@ -20,7 +20,11 @@ import (
 // SendResult says what became of a transaction sent to the peers.
 type SendResult struct {
 	Txid chainhash.Hash
-	// Given lists the peers the transaction was given to, in order.
+	// Given lists the peers the transaction was given to, in order: those
+	// whose inv was written. A peer whose turn ended before (the send
+	// cancelled, its connection lost, its question failed) is not
+	// listed, nor one that held the transaction when its turn began
+	// (it counts in Seen).
 	Given []string
 	// Accepted lists the peers that say they hold the transaction in
 	// their mempool (they asked for it and hold it, or had it already).
@@ -377,7 +381,13 @@ func (s *sending) send(ctx context.Context, ms []*pool.Member) {
 			break
 		}
 		rest = rest[1:]
-		if took := s.give(ctx, m); len(rest) == 0 || !took && !s.isProven() {
+		took := s.give(ctx, m)
+		if s.wasSeen(m) {
+			// It held the transaction when its turn began.
+			held = []*pool.Member{m}
+			continue
+		}
+		if len(rest) == 0 || !took && !s.isProven() {
 			// Refused (the next peer is tried at once), or nobody left
 			// to see it. A peer not given it that proved propagation
 			// during the turn is counted below.
@@ -426,9 +436,20 @@ func (s *sending) seen(held []*pool.Member) {
 	s.res.Accepted = append(s.res.Accepted, addrs(held)...)
 }
 
+// wasSeen reports whether m is among the peers seen holding the
+// transaction without being given it.
+func (s *sending) wasSeen(m *pool.Member) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Contains(s.res.Seen, m.Addr())
+}
+
 // give broadcasts the transaction to m, records the outcome, and reports
 // whether m took it: its mempool shows it, or it announced it to m's
-// watch.
+// watch. m counts as given it (SendResult.Given) only once its inv was
+// written: a turn ended before (ctx, a failed question, a lost
+// connection) told it nothing, and one that found it holding the
+// transaction already counts it as seen (see seen).
 //
 // A peer that gives no verdict of its own (see peer.NoVerdictError) is
 // waited for no longer once propagation is proven (see watchProof): its
@@ -446,11 +467,22 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	}
 	s.silentTurn = !conn.GivesVerdict()
 	s.mu.Unlock()
-	sighting, err := conn.BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
+	sighting, told, err := conn.BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
+	s.mu.Lock()
+	s.silentTurn = false
+	s.mu.Unlock()
+	if err == nil && !told {
+		// It held the transaction before anything was announced to it:
+		// it came through the network, as to a peer whose turn is to
+		// come.
+		s.seen([]*pool.Member{m})
+		return true
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.silentTurn = false
-	s.res.Given = append(s.res.Given, m.Addr())
+	if told {
+		s.res.Given = append(s.res.Given, m.Addr())
+	}
 	if err != nil {
 		if cut := s.cutShort(m); cut != nil && errors.Is(err, peer.ErrDisconnected) {
 			err = &CutShortError{Cut: cut, Err: err}

@@ -70,7 +70,10 @@ func (o ownConn) lost() error {
 // watchOpenWait (before, by the whole timeout: 5.0 s of a 5 s timeout,
 // since every watch had to open before the transaction was given), the
 // node's mempool still tells it took the transaction, and the stalled
-// connection is closed when the send ends.
+// connection is closed when the send ends: the proxy holds one
+// connection afterwards, and it is the client's own, the one it held
+// before the send, still open (see ownConn: the proxy's count alone
+// could still hold a connection the client dropped).
 func TestSendWatchStalls(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 102)
@@ -82,6 +85,7 @@ func TestSendWatchStalls(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			proxy := peertest.NewWatchProxy(t, node.P2PAddr, node.Params.Net, kind.kind, nil)
 			c := connectTo(t, node, timeout, proxy.Addr)
+			own := takeOwnConn(t, c)
 			tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("alice").P2WPKHScript()))
 			start := time.Now()
 			res, err := c.SendTransaction(context.Background(), tx)
@@ -95,6 +99,9 @@ func TestSendWatchStalls(t *testing.T) {
 			}
 			if elapsed > watchOpenWait+time.Second {
 				t.Errorf("the send took %v: a stalled announcement connection delayed it beyond %v", elapsed, watchOpenWait)
+			}
+			if err := own.lost(); err != nil {
+				t.Errorf("the client's own connection was not kept: %v", err)
 			}
 			if n := waitOpen(proxy, 1); n != 1 {
 				t.Errorf("%d connections open at the peer after the send: want 1 (the client's own)", n)
