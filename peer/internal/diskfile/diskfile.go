@@ -4,6 +4,7 @@
 package diskfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -90,22 +91,31 @@ func OpenRegular(path string, flag int, perm os.FileMode) (*os.File, error) {
 }
 
 // ReadLimited reads the regular file at path whole if it holds at most
-// limit bytes; a larger one is an error wrapping ErrTooLarge, read no
-// further than limit+1 bytes, and anything but a regular file one
-// wrapping ErrNotRegular (see OpenRegular). A missing file is the os
-// error (fs.ErrNotExist).
+// limit bytes; a larger one is an error wrapping ErrTooLarge, not read
+// if its size says so and read no further than limit+1 bytes if it grew,
+// and anything but a regular file one wrapping ErrNotRegular (see
+// OpenRegular). A missing file is the os error (fs.ErrNotExist).
 func ReadLimited(path string, limit int64) ([]byte, error) {
 	f, err := OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+	tooLarge := fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+	if fi.Size() > limit {
+		return nil, tooLarge
 	}
-	return data, nil
+	var buf bytes.Buffer
+	buf.Grow(int(fi.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+		return nil, err
+	}
+	if int64(buf.Len()) > limit {
+		return nil, tooLarge
+	}
+	return buf.Bytes(), nil
 }
