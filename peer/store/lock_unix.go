@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"syscall"
-
-	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
 // lockFile takes an exclusive advisory lock (flock) on path, creating it,
@@ -50,14 +48,4 @@ func lockShared(path string) (*os.File, error) {
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
 	return f, nil
-}
-
-// openLock opens the lock file at path, a regular file, with flag; an
-// error names it.
-func openLock(path string, flag int) (*os.File, error) {
-	f, err := diskfile.OpenRegular(path, flag, 0o644)
-	if errors.Is(err, diskfile.ErrNotRegular) {
-		return nil, fmt.Errorf("lock file %s: %w", path, err)
-	}
-	return f, err
 }
