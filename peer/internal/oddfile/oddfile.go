@@ -110,6 +110,13 @@ func Make(t testing.TB, path string, f Fault) {
 	}
 }
 
+// Within is the time a reader is allowed (Measure), and MaxAlloc what it
+// may allocate (Require), for a file of any size.
+const (
+	Within   = time.Second
+	MaxAlloc = 16 << 20
+)
+
 // Result is what Measure saw of a reader.
 type Result struct {
 	Returned bool          // within the time allowed
@@ -127,10 +134,27 @@ func (r Result) String() string {
 	return fmt.Sprintf("returned in %v, %.1f MiB allocated", r.Took.Round(time.Millisecond), r.MiB())
 }
 
-// Measure runs read, allowing it within; a read that has not returned
+// Require fails the test, naming what read, if it did not return
+// (fatally) or allocated MaxAlloc or more.
+func (r Result) Require(t testing.TB, what string) {
+	t.Helper()
+	if !r.Returned {
+		t.Fatalf("%s did not return within %v", what, r.Took)
+	}
+	if r.Alloc >= MaxAlloc {
+		t.Errorf("%s allocated %.1f MiB: want under %d MiB", what, r.MiB(), MaxAlloc>>20)
+	}
+}
+
+// Measure runs read, allowing it Within; a read that has not returned
 // by then is left running (a pipe's reader is let go at the test's end,
 // see Make).
-func Measure(within time.Duration, read func()) Result {
+func Measure(read func()) Result {
+	return MeasureWithin(Within, read)
+}
+
+// MeasureWithin is Measure allowing within.
+func MeasureWithin(within time.Duration, read func()) Result {
 	type done struct {
 		took  time.Duration
 		alloc uint64
