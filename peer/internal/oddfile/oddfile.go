@@ -150,11 +150,6 @@ func (r Result) Require(t testing.TB, what string) {
 // by then is left running (a pipe's reader is let go at the test's end,
 // see Make).
 func Measure(read func()) Result {
-	return MeasureWithin(Within, read)
-}
-
-// MeasureWithin is Measure allowing within.
-func MeasureWithin(within time.Duration, read func()) Result {
 	type done struct {
 		took  time.Duration
 		alloc uint64
@@ -172,7 +167,7 @@ func MeasureWithin(within time.Duration, read func()) Result {
 	select {
 	case d := <-ch:
 		return Result{Returned: true, Took: d.took, Alloc: d.alloc}
-	case <-time.After(within):
-		return Result{Took: within}
+	case <-time.After(Within):
+		return Result{Took: Within}
 	}
 }
