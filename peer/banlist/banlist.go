@@ -268,13 +268,16 @@ func danglingLink(path string) error {
 // leads to no file or loops, a file without permission to read it. Read
 // lists no ban of such a file, with a note, as of a damaged one; a
 // listing that must not pass over it checks it first. The error names
-// the file.
+// the file. Anything but a regular file there (a directory, a named
+// pipe, which Check does not wait on) is damaged, which Read notes.
 func Check(dir string) error {
 	path := filepath.Join(dir, bansFile)
-	f, err := os.Open(path)
+	f, err := diskfile.OpenRegular(path, os.O_RDONLY, 0)
 	switch {
 	case err == nil:
 		return f.Close()
+	case errors.Is(err, diskfile.ErrNotRegular):
+		return nil // listed as damaged (Read)
 	case errors.Is(err, os.ErrNotExist):
 		if err := danglingLink(path); err != nil {
 			return fmt.Errorf("%s: %w", path, err)

@@ -12,9 +12,11 @@ import (
 // lockFile takes an exclusive advisory lock (flock) on path, creating it,
 // without waiting, and writes this process's id in it (a LockedError
 // names the holder so). The lock lasts until the file is closed or the process
-// ends, however it ends.
+// ends, however it ends. A path that holds anything but a regular file (a
+// directory, a named pipe, a link to a device) is an error naming it: a
+// lock on that would be no lock of this store's alone.
 func lockFile(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := openLock(path, os.O_RDWR|os.O_CREATE)
 	if err != nil {
 		return nil, err
 	}
@@ -31,9 +33,10 @@ func lockFile(path string) (*os.File, error) {
 
 // lockShared takes a shared advisory lock (flock) on the file at path,
 // which it does not create, without waiting: ErrLocked while another
-// holds it exclusively (lockFile).
+// holds it exclusively (lockFile); anything but a regular file is an
+// error naming it, as for lockFile.
 func lockShared(path string) (*os.File, error) {
-	f, err := os.Open(path)
+	f, err := openLock(path, os.O_RDONLY)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,13 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/spvfilter/spvfilter/peer/internal/diskfile"
 )
 
 // LockedError is the error of a store held by another process (or by
@@ -49,4 +52,14 @@ func writePID(f *os.File) {
 	if f.Truncate(0) == nil {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
+}
+
+// openLock opens the lock file at path, a regular file, with flag; an
+// error names it.
+func openLock(path string, flag int) (*os.File, error) {
+	f, err := diskfile.OpenRegular(path, flag, 0o644)
+	if errors.Is(err, diskfile.ErrNotRegular) {
+		return nil, fmt.Errorf("lock file %s: %w", path, err)
+	}
+	return f, err
 }

@@ -4,6 +4,7 @@
 package diskfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -68,29 +69,53 @@ var ErrTooLarge = errors.New("larger than its bound")
 // (a directory, a device, a pipe that would block the reader).
 var ErrNotRegular = errors.New("not a regular file")
 
-// ReadLimited reads the regular file at path whole if it holds at most
-// limit bytes; a larger one is an error wrapping ErrTooLarge, read no
-// further than limit+1 bytes, and anything but a regular file one
-// wrapping ErrNotRegular. A missing file is the os error (fs.ErrNotExist).
-func ReadLimited(path string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(path)
+// OpenRegular opens the file at path as os.OpenFile does (flag, perm)
+// if it is a regular file; anything else (a directory, a device, a named
+// pipe, which it opens without waiting for a writer, or a symbolic link
+// to one of these) is an error wrapping ErrNotRegular, which says what
+// it is but not its path (the os errors name it).
+func OpenRegular(path string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|openNonblock, perm)
 	if err != nil {
 		return nil, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w but %v", ErrNotRegular, fi.Mode().Type())
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%w but %v", ErrNotRegular, fi.Mode().Type())
 	}
-	f, err := os.Open(path)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// ReadLimited reads the regular file at path whole if it holds at most
+// limit bytes; a larger one is an error wrapping ErrTooLarge, not read
+// if its size says so and read no further than limit+1 bytes if it grew,
+// and anything but a regular file one wrapping ErrNotRegular (see
+// OpenRegular). A missing file is the os error (fs.ErrNotExist).
+func ReadLimited(path string, limit int64) ([]byte, error) {
+	f, err := OpenRegular(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+	tooLarge := fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)
+	if fi.Size() > limit {
+		return nil, tooLarge
 	}
-	return data, nil
+	var buf bytes.Buffer
+	buf.Grow(int(fi.Size()) + bytes.MinRead)
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+		return nil, err
+	}
+	if int64(buf.Len()) > limit {
+		return nil, tooLarge
+	}
+	return buf.Bytes(), nil
 }
