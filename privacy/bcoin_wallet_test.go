@@ -116,8 +116,19 @@ async function session(s) {
       throw new Error(s.agent + ': chain at ' + node.chain.height + ', wallet at ' + wdb.height + ', tip ' + cfg.tip);
     await sleep(100);
   }
+  // The wallet takes in a block's transactions after its height moves:
+  // on a loaded machine a payment of the last blocks can come later.
+  // Wait for the depths the payments give, ten seconds at most; a
+  // payment missed is then printed as it stands.
+  let acct = await w.getAccount(0);
+  for (const settle = Date.now() + 10000; Date.now() < settle; ) {
+    if (acct.receiveDepth >= s.want_receive && acct.changeDepth >= s.want_change)
+      break;
+    await sleep(100);
+    acct = await w.getAccount(0);
+  }
   await sleep(500);
-  const acct = await w.getAccount(0);
+  acct = await w.getAccount(0);
   const coins = await w.getCoins();
   await print('SYNCED ' + JSON.stringify({agent: s.agent, height: node.chain.height,
     receive_depth: acct.receiveDepth, change_depth: acct.changeDepth, coins: coins.length}));
@@ -404,6 +415,10 @@ type bcoinSessionConfig struct {
 	Watch     []string `json:"watch"`
 	Receive   int      `json:"receive"`
 	Change    int      `json:"change"`
+	// WantReceive and WantChange are the depths its payments give, which
+	// the script waits for (ten seconds at most) before it prints them.
+	WantReceive int `json:"want_receive"`
+	WantChange  int `json:"want_change"`
 }
 
 // bcoinSynced is what a session's wallet found, as the script prints it.
@@ -595,7 +610,8 @@ func TestBcoinWalletCaptureScored(t *testing.T) {
 			agent := fmt.Sprintf("/bcoin:%s/run:%03d/", bcoinVersion, len(runs)+1)
 			runs[agent] = &run{wallet: w, epoch: e, height: int32(tip), watch: slices.Clone(w.watch)}
 			cfg.Sessions = append(cfg.Sessions, bcoinSessionConfig{Agent: agent, Phrase: w.phrase, Lookahead: w.lookahead,
-				Watch: append([]string{}, w.watch...), Receive: w.frontier + 1, Change: w.changeFrontier + 1})
+				Watch: append([]string{}, w.watch...), Receive: w.frontier + 1, Change: w.changeFrontier + 1,
+				WantReceive: w.maxReceive + 2, WantChange: w.nextChange + 1})
 		}
 		for _, line := range runBcoin(t, ctx, nodeBin, dir, script, "sync", cfg, "SYNCED ") {
 			var got bcoinSynced
