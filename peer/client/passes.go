@@ -234,8 +234,8 @@ func (c *Client) finish(res *ScanResult, log *scanLog, mode string) {
 		if compared <= 1 && len(res.OnePeer) == 0 {
 			// Named when one peer is in use: a liar's result says whose.
 			one := ""
-			if inUse := slices.DeleteFunc(slices.Clone(res.Peers), func(st PeerStatus) bool { return st.Banned || st.Reason != "" }); len(inUse) == 1 {
-				one = ", " + inUse[0].Address
+			if addr := lonePeer(res.Peers); addr != "" {
+				one = ", " + addr
 			}
 			res.Warnings = append(res.Warnings, fmt.Sprintf(
 				"the %s result rests on one peer%s: nothing it said was cross-checked with another peer (give several peers)", mode, one))
@@ -252,4 +252,14 @@ func (c *Client) finish(res *ScanResult, log *scanLog, mode string) {
 				st.Address, st.Branch.Fork, st.Branch.Hash, st.Branch.Height))
 		}
 	}
+}
+
+// lonePeer is the address of the one peer of peers a result can rest on
+// (not banned, used, on the client's chain), or "" if not exactly one.
+func lonePeer(peers []PeerStatus) string {
+	inUse := slices.DeleteFunc(slices.Clone(peers), func(st PeerStatus) bool { return st.Banned || st.Reason != "" || st.Branch != nil })
+	if len(inUse) != 1 {
+		return ""
+	}
+	return inUse[0].Address
 }

@@ -463,12 +463,14 @@ type peerWait struct {
 // WaitError is the error of a following rescan stopped by its context
 // while it waited for a peer to serve it again (every peer dropped or
 // away, the service dialling them again): the rescan did not follow to
-// the end. It is an ErrNoPeers.
+// the end. It is an ErrNoPeers, and the context's error (Cause):
+// errors.Is(err, context.Canceled) tells a caller that ended it.
 type WaitError struct {
 	Height int32         // the next height to scan (see Rescan.Height)
 	For    string        // what the rescan waited for
 	Waited time.Duration // how long
 	Peers  string        // the peers not banned, and why each is not used
+	Cause  error         // the context's error that ended the wait
 }
 
 func (e *WaitError) Error() string {
@@ -476,8 +478,8 @@ func (e *WaitError) Error() string {
 		e.Height, e.Waited.Round(time.Millisecond), e.For, e.Peers)
 }
 
-// Unwrap makes a WaitError an ErrNoPeers.
-func (e *WaitError) Unwrap() error { return ErrNoPeers }
+// Unwrap makes a WaitError an ErrNoPeers and its Cause.
+func (e *WaitError) Unwrap() []error { return []error{ErrNoPeers, e.Cause} }
 
 // waitPeers is wait, for a peer to serve the rescan again (what says
 // which): a wait that outlasts the client's timeout is warned of once,
@@ -493,7 +495,7 @@ func (r *Rescan) waitPeers(ctx context.Context, what string) error {
 		r.addWarnings([]string{w})
 	}
 	if err := r.wait(ctx); err != nil {
-		return &WaitError{Height: r.Height(), For: what, Waited: time.Since(r.waiting.since), Peers: r.c.awaited()}
+		return &WaitError{Height: r.Height(), For: what, Waited: time.Since(r.waiting.since), Peers: r.c.awaited(), Cause: err}
 	}
 	return nil
 }
