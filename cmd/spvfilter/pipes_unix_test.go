@@ -58,56 +58,73 @@ func makeFifo(t *testing.T) string {
 	return path
 }
 
-// TestCaptureInputPipe: a --capture that is a named pipe is read once; bad
-// content in it is refused at once naming the file, and what it holds
-// (told from what was read), as the same content in a regular file is.
-// Before, the commands opened the pipe a second time to tell its kind and
-// waited for a writer that never came.
-func TestCaptureInputPipe(t *testing.T) {
+// TestInputFilePipes: an input file that is a named pipe is read once;
+// bad content in it is refused at once naming the flag and the file, and
+// what it holds (told from what was read), as the same content in a
+// regular file is. Before, the commands opened the file a second time to
+// tell its kind and waited for a writer that never came.
+func TestInputFilePipes(t *testing.T) {
 	dir := t.TempDir()
 	universe := filepath.Join(dir, "universe.txt")
 	index := filepath.Join(dir, "universe.idx")
-	for path, body := range map[string]string{universe: "2ND8PB9RrfCaAcjfjP1Y6nAgFd9zWHYX4DN\n", index: "not read\n"} {
+	fetches := filepath.Join(dir, "fetches.jsonl")
+	zero := strings.Repeat("0", 64)
+	for path, body := range map[string]string{
+		universe: "2ND8PB9RrfCaAcjfjP1Y6nAgFd9zWHYX4DN\n",
+		index:    "not read\n",
+		fetches:  `{"client":"127.0.0.1:5","session":"s-1","command":"getdata","blocks":[{"hash":"` + zero + `","type":"witness_block"}]}` + "\n",
+	} {
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	const garbage = "this is no file of spvfilter\n"
+	const report = `{"clients": []}` + "\n"
+	reportWords := []string{"a report of privacy analyze or fetches", "privacy evaluate --report"}
 	for _, tc := range []struct {
-		name, body string
-		want       []string
+		name string
+		args []string // the pipe's flag last
+		body string
+		want []string
 	}{
-		{"garbage", "this is no capture\n", []string{"line 1"}},
-		{"report", `{"clients": []}` + "\n", []string{"a report of privacy analyze or fetches", "privacy evaluate --report"}},
+		{"analyze capture garbage", []string{"privacy", "analyze", "--universe", universe, "--capture"}, garbage, []string{"line 1"}},
+		{"analyze capture report", []string{"privacy", "analyze", "--universe", universe, "--capture"}, report, reportWords},
+		{"fetches capture garbage", []string{"privacy", "fetches", "--index", index, "--capture"}, garbage, []string{"line 1"}},
+		{"fetches capture report", []string{"privacy", "fetches", "--index", index, "--capture"}, report, reportWords},
+		{"analyze universe report", []string{"privacy", "analyze", "--filter", corePayload, "--universe"}, report, reportWords},
+		{"fetches index garbage", []string{"privacy", "fetches", "--capture", fetches, "--index"}, garbage, []string{"not an appearance index"}},
+		{"fetches index report", []string{"privacy", "fetches", "--capture", fetches, "--index"}, report, reportWords},
+		{"fetches index empty", []string{"privacy", "fetches", "--capture", fetches, "--index"}, "", []string{"empty"}},
+		{"lab blocks report", []string{"lab", "--probes", "1000", "--timing", "0", "--blocks"}, report, reportWords},
+		{"lab blocks empty", []string{"lab", "--probes", "1000", "--timing", "0", "--blocks"}, "", []string{"empty"}},
+		{"lab vectors report", []string{"lab", "--probes", "1000", "--timing", "0", "--vectors"}, report, reportWords},
+		{"lab vectors block file", []string{"lab", "--probes", "1000", "--timing", "0", "--vectors"}, blockFileOpening + "1\n", []string{"a block file of lab --save-blocks", "give it to --blocks"}},
 	} {
-		for _, args := range [][]string{
-			{"privacy", "analyze", "--universe", universe, "--capture"},
-			{"privacy", "fetches", "--index", index, "--capture"},
-		} {
-			t.Run(tc.name+"/"+args[1], func(t *testing.T) {
-				fifo := makeFifo(t)
-				wrote := make(chan error, 1)
-				go func() {
-					f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-					if err == nil {
-						_, err = io.WriteString(f, tc.body)
-						f.Close()
-					}
-					wrote <- err
-				}()
-				r := runWithin(t, 10*time.Second, fifo, append(args, fifo)...)
-				if err := <-wrote; err != nil {
-					t.Fatalf("writing the pipe: %v", err)
+		t.Run(tc.name, func(t *testing.T) {
+			fifo := makeFifo(t)
+			wrote := make(chan error, 1)
+			go func() {
+				f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+				if err == nil {
+					_, err = io.WriteString(f, tc.body)
+					f.Close()
 				}
-				if r.status != exitBadInput || !strings.Contains(r.stderr, "--capture "+fifo) {
-					t.Fatalf("status %d, stderr %q: want %d naming --capture %s", r.status, r.stderr, exitBadInput, fifo)
+				wrote <- err
+			}()
+			r := runWithin(t, 10*time.Second, fifo, append(tc.args, fifo)...)
+			if err := <-wrote; err != nil {
+				t.Fatalf("writing the pipe: %v", err)
+			}
+			flag := tc.args[len(tc.args)-1]
+			if r.status != exitBadInput || !strings.Contains(r.stderr, flag+" "+fifo) {
+				t.Fatalf("status %d, stderr %q: want %d naming %s %s", r.status, r.stderr, exitBadInput, flag, fifo)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(r.stderr, w) {
+					t.Errorf("stderr %q lacks %q", r.stderr, w)
 				}
-				for _, w := range tc.want {
-					if !strings.Contains(r.stderr, w) {
-						t.Errorf("stderr %q lacks %q", r.stderr, w)
-					}
-				}
-			})
-		}
+			}
+		})
 	}
 }
 
