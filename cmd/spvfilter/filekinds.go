@@ -112,6 +112,36 @@ func fileKindOf(path string) fileKind {
 	return kindOf(b)
 }
 
+// headReader reads r keeping its first maxKindBytes, so that the kind of
+// a file read once (a named pipe, standard input) can be told after a
+// reader refused it.
+type headReader struct {
+	r    io.Reader
+	head []byte
+}
+
+// newHeadReader is a headReader of r.
+func newHeadReader(r io.Reader) *headReader { return &headReader{r: r} }
+
+// Read reads from the underlying reader, keeping the head.
+func (h *headReader) Read(p []byte) (int, error) {
+	n, err := h.r.Read(p)
+	if keep := min(n, maxKindBytes-len(h.head)); keep > 0 {
+		h.head = append(h.head, p[:keep]...)
+	}
+	return n, err
+}
+
+// kind tells the kind of what was read, after reading on up to
+// maxKindBytes when less was read: a reader that refused the first line
+// has read only part of the file.
+func (h *headReader) kind() fileKind {
+	if len(h.head) < maxKindBytes {
+		io.Copy(io.Discard, io.LimitReader(h, int64(maxKindBytes-len(h.head))))
+	}
+	return kindOf(h.head)
+}
+
 // otherKind is the error of a file given with flag that holds a document
 // of kind k, where a file of another kind was wanted.
 func otherKind(flag, path string, k fileKind, cause error) error {
@@ -126,10 +156,13 @@ func readCapture(path string) ([]capture.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	records, err := capture.Read(file)
-	file.Close()
+	defer file.Close()
+	// The file is opened once: a named pipe has nothing to give a second
+	// opening, which would wait for a writer that never comes.
+	head := newHeadReader(file)
+	records, err := capture.Read(head)
 	if err != nil {
-		if k := fileKindOf(path); k != kindUnknown && k != kindCapture {
+		if k := head.kind(); k != kindUnknown && k != kindCapture {
 			return nil, otherKind("--capture", path, k, err)
 		}
 		return nil, captureLineError(path, err)
@@ -158,9 +191,15 @@ func checkCaptureOut(path string) error {
 	if path == "" || path == "-" {
 		return nil
 	}
+	if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+		// A new file, one checkOutputFile has refused, or a named pipe
+		// or a device: nothing to read back (opening a pipe to read
+		// would wait for a writer).
+		return nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil // a new file, or one checkOutputFile has refused
+		return nil
 	}
 	defer f.Close()
 	b, _ := io.ReadAll(io.LimitReader(f, maxKindBytes))

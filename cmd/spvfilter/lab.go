@@ -240,8 +240,9 @@ func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
 			return err
 		}
 		defer file.Close()
-		if blocks, err = lab.ReadVectors(file); err != nil {
-			return vectorsError(file.Name(), err)
+		head := newHeadReader(file)
+		if blocks, err = lab.ReadVectors(head); err != nil {
+			return vectorsError(file.Name(), head, err)
 		}
 		source = "BIP 158 test vectors (" + strings.TrimPrefix(f.vectors, "@") + ")"
 	} else if f.blocks != "" {

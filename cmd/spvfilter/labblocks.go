@@ -2,10 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strings"
 
 	"github.com/btcsuite/btcd/wire"
@@ -23,55 +22,51 @@ func readLabBlocks(path string) ([]lab.Block, string, []string, error) {
 	defer file.Close()
 	name := strings.TrimPrefix(path, "@")
 	chain := lab.NewChain(0)
-	info, err := lab.ReadBlockFile(bufio.NewReader(file), chain.Add)
+	head := newHeadReader(file)
+	info, err := lab.ReadBlockFile(bufio.NewReader(head), chain.Add)
 	if err != nil {
-		return nil, "", nil, blockFileError(name, err)
+		return nil, "", nil, blockFileError(name, head, err)
 	}
 	source := fmt.Sprintf("%s blocks %d..%d from %s", networkOf(info.Net), info.First, info.Last(), name)
 	return chain.Blocks(), source, chainWarnings(chain, "the file's first block"), nil
 }
 
-// blockFileError is the error of the --blocks file name that
-// lab.ReadBlockFile refused: BIP 158's test vectors are named as such,
-// with the flag that takes them; any other file that is no block file
-// says which file is wanted.
-func blockFileError(name string, err error) error {
+// blockFileError is the error of the --blocks file name, read through
+// head, that lab.ReadBlockFile refused: BIP 158's test vectors are named
+// as such, with the flag that takes them; any other file that is no
+// block file says which file is wanted. The file is not opened again (a
+// named pipe would wait for a writer): what was read tells.
+func blockFileError(name string, head *headReader, err error) error {
 	if !errors.Is(err, lab.ErrBadBlockFile) {
 		return badInputWords("--blocks "+name, err)
 	}
-	if f, ferr := os.Open(name); ferr == nil {
-		_, verr := lab.ReadVectors(f)
-		f.Close()
-		if verr == nil {
-			return usageError{&restated{fmt.Sprintf("--blocks %s: BIP 158's test vectors, not a block file: give it to --vectors", name), err}}
-		}
+	k := head.kind()
+	if _, verr := lab.ReadVectors(bytes.NewReader(head.head)); verr == nil {
+		return usageError{&restated{fmt.Sprintf("--blocks %s: BIP 158's test vectors, not a block file: give it to --vectors", name), err}}
 	}
-	if k := fileKindOf(name); k != kindUnknown && k != kindBlocks {
+	if k != kindUnknown && k != kindBlocks {
 		return otherKind("--blocks", name, k, err)
 	}
-	if fileEmpty(name) {
+	if len(head.head) == 0 {
 		return usageError{&restated{fmt.Sprintf("--blocks %s: empty (want a block file that lab --save-blocks writes)", name), err}}
 	}
 	return usageError{&restated{fmt.Sprintf("--blocks %s: %s (want a block file that lab --save-blocks writes)", name, words(err)), err}}
 }
 
-// vectorsError is the error of the --vectors file name that
-// lab.ReadVectors refused: a block file of lab --save-blocks, a file of
-// the privacy commands or an empty one is named as such.
-func vectorsError(name string, err error) error {
+// vectorsError is the error of the --vectors file name, read through
+// head, that lab.ReadVectors refused: a block file of lab --save-blocks,
+// a file of the privacy commands or an empty one is named as such, told
+// from what was read (the file is not opened again).
+func vectorsError(name string, head *headReader, err error) error {
 	const want = "want the JSON file of BIP 158's test vectors, testnet-19.json in the BIP's folder"
-	if f, ferr := os.Open(name); ferr == nil {
-		head := make([]byte, len(blockFileOpening))
-		n, _ := io.ReadFull(f, head)
-		f.Close()
-		if string(head[:n]) == blockFileOpening {
-			return usageError{&restated{fmt.Sprintf("--vectors %s: a block file of lab --save-blocks, not BIP 158's test vectors: give it to --blocks", name), err}}
-		}
+	k := head.kind()
+	if bytes.HasPrefix(head.head, []byte(blockFileOpening)) {
+		return usageError{&restated{fmt.Sprintf("--vectors %s: a block file of lab --save-blocks, not BIP 158's test vectors: give it to --blocks", name), err}}
 	}
-	if k := fileKindOf(name); k != kindUnknown {
+	if k != kindUnknown {
 		return otherKind("--vectors", name, k, err)
 	}
-	if fileEmpty(name) {
+	if len(head.head) == 0 {
 		return usageError{&restated{fmt.Sprintf("--vectors %s: empty (%s)", name, want), err}}
 	}
 	return usageError{&restated{fmt.Sprintf("--vectors %s: %s (%s)", name, words(err), want), err}}
@@ -80,12 +75,6 @@ func vectorsError(name string, err error) error {
 // blockFileOpening opens a block file of lab --save-blocks, of any
 // version (see gcs/lab's package documentation).
 const blockFileOpening = "spvfilter blocks "
-
-// fileEmpty reports whether the file name is empty.
-func fileEmpty(name string) bool {
-	st, err := os.Stat(name)
-	return err == nil && st.Mode().IsRegular() && st.Size() == 0
-}
 
 // networkOf names a network by its wire magic.
 func networkOf(net wire.BitcoinNet) string {

@@ -211,18 +211,21 @@ func analyzeUniverse(a *app, arg string, groups [][]*bip37.Filter, opts attack.A
 		defer done()
 		name = file.Name()
 	}
-	read := &universeRead{name: name, r: r}
+	// Read once: the kind of a refused file is told from what was read
+	// (a named pipe or standard input cannot be opened again).
+	seen := newHeadReader(r)
+	read := &universeRead{name: name, r: seen}
 	br := bufio.NewReader(read)
 	if head, _ := br.Peek(4096); binaryHead(head) {
 		err := fmt.Errorf("%w: binary data", universe.ErrBadCandidate)
-		if k := fileKindOf(name); k != kindUnknown && k != kindUniverse {
+		if k := seen.kind(); k != kindUnknown && k != kindUniverse {
 			return nil, nil, nil, otherKind("--universe", name, k, err)
 		}
 		return nil, nil, nil, usageError{&restated{fmt.Sprintf("--universe %s: binary data, not a universe: want one candidate per line (an address, or a public key or script in hex), as privacy universe and privacy simulate write", name), err}}
 	}
 	acc, reps, err := accumulate(groups, br, opts)
 	if err != nil {
-		return nil, nil, nil, universeError(name, err)
+		return nil, nil, nil, universeError(name, seen, err)
 	}
 	return acc, reps, read, nil
 }
@@ -239,12 +242,14 @@ func binaryHead(head []byte) bool {
 	return false
 }
 
-// universeError is an error of reading the --universe named name: a line
-// that is not a candidate, or a universe without one, is bad input; a
-// failure to read it is the machine's.
-func universeError(name string, err error) error {
-	if k := fileKindOf(name); k != kindUnknown && k != kindUniverse && (errors.Is(err, universe.ErrEmpty) || errors.Is(err, universe.ErrBadCandidate)) {
-		return otherKind("--universe", name, k, err)
+// universeError is an error of reading the --universe named name, read
+// through head: a line that is not a candidate, or a universe without
+// one, is bad input; a failure to read it is the machine's.
+func universeError(name string, head *headReader, err error) error {
+	if errors.Is(err, universe.ErrEmpty) || errors.Is(err, universe.ErrBadCandidate) {
+		if k := head.kind(); k != kindUnknown && k != kindUniverse {
+			return otherKind("--universe", name, k, err)
+		}
 	}
 	if errors.Is(err, universe.ErrEmpty) {
 		return usageError{&restated{fmt.Sprintf("--universe %s: %s; want one candidate per line (an address, or a public key or script in hex), as privacy universe and privacy simulate write", name, words(err)), err}}

@@ -81,7 +81,10 @@ lines). One that recorded nothing says so in a warning, on standard error
 and in --json's "warnings": no client connected (a client pointed at the
 node itself, at another port, or of another network), or those that did
 sent nothing to record. An --out file that holds anything but capture
-records (the labels of privacy simulate, a report) is refused.`,
+records (the labels of privacy simulate, a report) is refused. --out may be
+a named pipe (mkfifo) whose reader is already running: the records stream
+into it as they come; a pipe that no process reads is refused at once,
+naming --out, not waited on.`,
 		Example: `  spvfilter privacy capture --listen 127.0.0.1:18555 --upstream 127.0.0.1:18444 --network regtest --out capture.jsonl
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx`,
@@ -92,7 +95,7 @@ records (the labels of privacy simulate, a report) is refused.`,
 	fl.StringVar(&f.listen, "listen", "", "address clients connect to (HOST:PORT)")
 	fl.StringVar(&f.upstream, "upstream", "", "full node to relay to (HOST:PORT)")
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
-	fl.StringVar(&f.out, "out", "", "capture file, appended to (- for standard output; --json statistics then go to standard error)")
+	fl.StringVar(&f.out, "out", "", "capture file, appended to, or a named pipe a reader holds open (- for standard output; --json statistics then go to standard error)")
 	fl.IntVar(&f.maxClients, "max-clients", capture.DefaultMaxClients, "clients served at once (0: the default)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: run until interrupted)")
 	fl.DurationVar(&f.handshake, "handshake-timeout", capture.DefaultHandshakeTimeout, "drop a client that has not sent its version message this long after connecting")
@@ -218,12 +221,29 @@ func openCaptureOut(a *app, path string) (*captureOut, error) {
 	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 		out.created = path
 	}
+	if st, err := os.Stat(path); err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+		return openCapturePipe(path)
+	}
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, badInputWords("--out", err)
 	}
 	out.w, out.file = file, file
 	return out, nil
+}
+
+// openCapturePipe opens the named pipe path, --out, to stream the records
+// into: a pipe no process holds open for reading is refused at once, not
+// waited on (an opening for writing would wait for a reader).
+func openCapturePipe(path string) (*captureOut, error) {
+	file, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		return nil, badInput("--out %s: a named pipe that no process reads: start its reader first (capture streams its records into a pipe only while one reads it)", path)
+	}
+	if err != nil {
+		return nil, badInputWords("--out "+path, err)
+	}
+	return &captureOut{w: file, file: file}, nil
 }
 
 // close closes the file, if one was opened.

@@ -185,16 +185,18 @@ func runFetches(a *app, f *fetchesFlags) error {
 		return err
 	}
 	defer xf.Close()
-	ir, err := universe.NewIndexReader(xf)
+	// Read once: a refused file's kind is told from what was read.
+	head := newHeadReader(xf)
+	ir, err := universe.NewIndexReader(head)
 	if err != nil {
-		return indexError(f.index, err)
+		return indexError(f.index, head, err)
 	}
 	if f.intersect || f.collude {
 		sayJoined(a.stderr, f, sessions)
 	}
 	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches, Intersect: f.intersect, Collude: f.collude, CoverTarget: f.coverTarget})
 	if errors.Is(err, universe.ErrBadIndex) {
-		return indexError(f.index, err)
+		return indexError(f.index, head, err)
 	}
 	if err != nil {
 		return err
@@ -450,15 +452,16 @@ var (
 )
 
 // indexError is an --index file that is not an appearance index, or a
-// damaged one: bad input that says which commands write one.
-func indexError(file string, err error) error {
+// damaged one, read through head: bad input that says which commands
+// write one.
+func indexError(file string, head *headReader, err error) error {
 	if errors.Is(err, universe.ErrBadIndex) {
 		msg := words(err)
 		if strings.HasPrefix(msg, "not an appearance index") {
-			if k := fileKindOf(file); k != kindUnknown && k != kindIndex {
+			if k := head.kind(); k != kindUnknown && k != kindIndex {
 				return otherKind("--index", file, k, err)
 			}
-			if st, serr := os.Stat(file); serr == nil && st.Size() == 0 {
+			if len(head.head) == 0 {
 				msg = "empty: want an appearance index"
 			}
 			msg += " (privacy universe --index and privacy simulate write one)"
