@@ -420,6 +420,7 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	}
 	for _, r := range reports {
 		r.lowerFewBlocks()
+		r.lowerAlone()
 	}
 	return reports, nil
 }

@@ -82,7 +82,9 @@ func simulatedFetches(t testing.TB, r simulate.Regime, seed uint64) (*simulate.S
 // observed (observedCount), and when that count's range came to leave
 // 1.5% of its law above it and 3.5% below (chanceAboveTail), and when a
 // group whose members beside its most appearing one are all paid came to
-// have a tenth of its class's probability (paidOnly).
+// have a tenth of its class's probability (paidOnly), and when a match
+// alone of two or more appearances came to have its odds multiplied by
+// aloneOdds (lowerAlone).
 func TestAnalyzeMovedUnchanged(t *testing.T) {
 	for _, c := range []struct {
 		regime    simulate.Regime
@@ -90,8 +92,8 @@ func TestAnalyzeMovedUnchanged(t *testing.T) {
 		intersect bool
 		sha256    string
 	}{
-		{simulate.RegimeStandard, 1, false, "4d9bb41b9da71f7db12ddcf719f2fb30125362f4a2a6d0e4c99666f851884998"},
-		{simulate.RegimeChange, 2, true, "02d29aee76b7e0f9532571ee7fe1d9027ab16c35b86f388db93c55bebbc636f3"},
+		{simulate.RegimeStandard, 1, false, "9a4f7d5b98593514ec4b124d1182925e16cd436bb7d3453c073c1fc8b27f9d24"},
+		{simulate.RegimeChange, 2, true, "e0160c333928e0823ba74ffaae06fb1b1e4208eea1bb44714ef6344005a94e89"},
 	} {
 		_, sessions, index := simulatedFetches(t, c.regime, c.seed)
 		ir, err := universe.NewIndexReader(bytes.NewReader(index))
