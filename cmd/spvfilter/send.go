@@ -115,6 +115,9 @@ Outcomes, and what to do:
   exit 1, "announced it and then ...: the announcement is not
     believed", "disconnected": that peer is named (and banned for a
     proven lie); give other peers.
+  exit 130, "send interrupted: TXID was given to ... before it ended"
+    (Ctrl-C): those peers may relay it, so it may reach the network;
+    "was given to no peer": none was told of it.
 
 A transaction to try it with, on regtest and with no wallet (btcd has
 none): let the node mine to 2ND8PB9RrfCaAcjfjP1Y6nAgFd9zWHYX4DN, the P2SH
@@ -373,7 +376,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	}
 	res, err := c.SendTransaction(ctx, tx)
 	if err := interruptedBy(ctx, err, "send"); isInterrupted(err) {
-		return err
+		return sendInterrupted(err, res, f.nodes())
 	}
 	if err != nil {
 		return nodeFailureFrom(unsignedWords(sendWords(err), tx), params, "", f.nodes())
@@ -385,6 +388,23 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return printSent(a.stdout, res)
 	}
 	return a.printJSON(newSendJSON(res, c.Peers(), params, propagated, warnings))
+}
+
+// sendInterrupted says in err, the send's interruption, which peers
+// were given the transaction before it ended (its inv written: they may
+// relay it, and so may their peers), or that none was, when res says.
+func sendInterrupted(err error, res *client.SendResult, nodes nodeFlags) error {
+	var ie *interruptedError
+	if !errors.As(err, &ie) || res == nil {
+		return err
+	}
+	if len(res.Given) == 0 {
+		ie.kept = fmt.Sprintf("%v was given to no peer", res.Txid)
+		return err
+	}
+	ie.kept = nodes.named(fmt.Sprintf("%v was given to %s before it ended: they may relay it, so it may reach the network; sending it again is safe (a node takes a transaction once)",
+		res.Txid, strings.Join(res.Given, ", ")))
+	return err
 }
 
 // readSendTx reads the transaction of the TX_HEX argument arg, refusing
