@@ -69,9 +69,13 @@ func (p *Pool) admit() []*Member {
 // managerInterval is how often Run looks after the members.
 const managerInterval = 250 * time.Millisecond
 
-// maxFailures is how many redials in a row a member found by discovery
+// maxFailures is how many failures in a row a member found by discovery
 // gets before it is forgotten (those of Config.Peers are redialled for
-// ever).
+// ever): dials that failed and connections that did not last. Cut-offs
+// as too slow are not counted (being slow proves nothing, and an honest
+// node may be slow for a few seconds): they only lengthen its sit-out
+// (see Member.sitOut), so a node slow every time it is back is dialled
+// once a minute at most, and not forgotten for it.
 const maxFailures = 3
 
 // Run looks after the members until ctx ends: it notices connections
@@ -167,11 +171,12 @@ func (p *Pool) outboundLocked() int {
 }
 
 // pruneLocked forgets the members found by discovery that failed too
-// often, keeping their records (see record). Called with mu held.
+// often, not counting their cut-offs as too slow (see maxFailures),
+// keeping their records (see record). Called with mu held.
 func (p *Pool) pruneLocked() {
 	kept := p.members[:0]
 	for _, m := range p.members {
-		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && m.failures >= maxFailures {
+		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && m.failures-m.slow >= maxFailures {
 			p.records.remember(m)
 			p.forgetLocked(m)
 			continue
