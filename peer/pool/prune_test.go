@@ -24,15 +24,20 @@ func TestPrunedMembersKeepTheirBytes(t *testing.T) {
 
 // TestPruneSkipsSlowness: a member found by discovery is forgotten after
 // maxFailures dials that failed or connections that did not last in a
-// row; its cut-offs as too slow in the row do not count.
+// row; its cut-offs as too slow in the row do not count, but
+// maxSlowCuts of them do: the first cut after a sit-out of redialMax.
 func TestPruneSkipsSlowness(t *testing.T) {
+	if redialBackoff(maxSlowCuts-1) != redialMax || redialBackoff(maxSlowCuts-2) == redialMax {
+		t.Fatalf("sit-outs %v then %v before the cut that forgets: want the last alone redialMax", redialBackoff(maxSlowCuts-2), redialBackoff(maxSlowCuts-1))
+	}
 	for _, tt := range []struct {
 		name           string
 		failures, slow int
 		forgotten      bool
 	}{
 		{"failures only", maxFailures, 0, true},
-		{"slow only", maxFailures + 5, maxFailures + 5, false},
+		{"slow only", maxSlowCuts - 1, maxSlowCuts - 1, false},
+		{"slow after a sit-out of the minute", maxSlowCuts, maxSlowCuts, true},
 		{"slow and fewer failures", maxFailures + 1, 2, false},
 		{"slow and enough failures", maxFailures + 2, 2, true},
 	} {

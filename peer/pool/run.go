@@ -74,9 +74,15 @@ const managerInterval = 250 * time.Millisecond
 // ever): dials that failed and connections that did not last. Cut-offs
 // as too slow are not counted (being slow proves nothing, and an honest
 // node may be slow for a few seconds): they only lengthen its sit-out
-// (see Member.sitOut), so a node slow every time it is back is dialled
-// once a minute at most, and not forgotten for it.
-const maxFailures = 3
+// (see Member.sitOut). maxSlowCuts of them in a row forget it, the last
+// after a sit-out of redialMax (about two minutes of sit-outs in all),
+// so that members slow every time they are back, which do not count
+// toward the target while they sit out, are not kept for ever beside
+// those discovery adds meanwhile.
+const (
+	maxFailures = 3
+	maxSlowCuts = 9
+)
 
 // Run looks after the members until ctx ends: it notices connections
 // that ended and redials them with their backoff (a flood bans its
@@ -171,12 +177,12 @@ func (p *Pool) outboundLocked() int {
 }
 
 // pruneLocked forgets the members found by discovery that failed too
-// often, not counting their cut-offs as too slow (see maxFailures),
+// often, their cut-offs as too slow counted apart (see maxFailures),
 // keeping their records (see record). Called with mu held.
 func (p *Pool) pruneLocked() {
 	kept := p.members[:0]
 	for _, m := range p.members {
-		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && m.failures-m.slow >= maxFailures {
+		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && (m.failures-m.slow >= maxFailures || m.slow >= maxSlowCuts) {
 			p.records.remember(m)
 			p.forgetLocked(m)
 			continue
