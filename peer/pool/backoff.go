@@ -10,7 +10,9 @@ import "time"
 // stableConnection clears them. A connection ended by a flood is no
 // failure but a proof: its member is banned, named, and never dialled
 // again while banned. A member cut off as too slow (see Pool.Each) sits
-// out the same backoff, the cut counting as a failure (see sitOut).
+// out the same backoff, the cut counting as a failure in a row (see
+// sitOut), but a slow one: slowness proves nothing, so only the other
+// failures forget a member found by discovery (see maxFailures).
 const (
 	redialMin        = 500 * time.Millisecond
 	redialMax        = time.Minute
@@ -32,7 +34,7 @@ func (m *Member) connectionGone(now time.Time) {
 	if now.Sub(m.connectedAt) < stableConnection {
 		m.failures++
 	} else {
-		m.failures = 0
+		m.failures, m.slow = 0, 0
 	}
 	m.backOff(now)
 }
@@ -57,20 +59,27 @@ func (m *Member) backOff(now time.Time) {
 // its budget at most, and its sit-outs bound how many operations it
 // slows. A connection that lasted stableConnection (the member answered
 // in time meanwhile) starts the count again: the cut is then its first
-// failure.
+// failure. The cut is counted as slow too (see Member.slow): it lengthens
+// the sit-out but does not bring a member found by discovery closer to
+// being forgotten (see maxFailures).
 func (m *Member) sitOut(now time.Time) time.Duration {
 	if m.p != nil && !m.lapsed {
 		m.connectionGone(now)
+		if m.failures > 0 {
+			m.slow++ // the connection that did not last ended with the cut
+		}
 	}
 	if m.p == nil || m.failures == 0 {
 		m.failures++ // a dial cut, or a connection that lasted
+		m.slow++
 	}
 	m.backOff(now)
 	return m.nextDial.Sub(now)
 }
 
 // dialFailed records, with the pool's mu held, a dial of m that failed
-// at now: one more failure in a row, and the next dial waits its backoff.
+// at now: one more failure in a row (not a slow one), and the next dial
+// waits its backoff.
 func (m *Member) dialFailed(now time.Time) {
 	m.failures++
 	m.nextDial = now.Add(redialBackoff(m.failures))

@@ -34,11 +34,13 @@ type Member struct {
 	// received and sent count the bytes of its earlier connections.
 	received, sent uint64
 	// Redials: dialing while one runs, the failures in a row (dials that
-	// failed, connections that did not last, cut-offs as too slow), when
-	// the next may start, and when the connection was made (see
-	// stableConnection).
+	// failed, connections that did not last, cut-offs as too slow), how
+	// many of those were cut-offs as too slow (they count for the
+	// backoff, not for forgetting: see maxFailures), when the next may
+	// start, and when the connection was made (see stableConnection).
 	dialing     bool
 	failures    int
+	slow        int
 	nextDial    time.Time
 	connectedAt time.Time
 }

@@ -9,9 +9,10 @@ import (
 // A member found by discovery that the pool forgets (it failed too often,
 // or its first dial failed) leaves a record of its host (banlist.HostKey:
 // the host alone, host:port on loopback, as a ban is kept): its failures
-// in a row and when it may be dialled again. Found again under an address
-// of the same host (the book offers it again, under any port), it is not
-// dialled before then, and it comes back with those failures, so its
+// in a row (and how many of them were cut-offs as too slow, see
+// Member.slow) and when it may be dialled again. Found again under an
+// address of the same host (the book offers it again, under any port), it
+// is not dialled before then, and it comes back with those failures, so its
 // backoff goes on doubling (see redialBackoff): a node that hangs up on
 // every connection is not dialled again and again with a clean record
 // after each discovery, nor after each port it answers on. Two addresses
@@ -22,9 +23,9 @@ import (
 // closed port of a gossiped address) cannot push out the record of a node
 // that failed many times in a row.
 type record struct {
-	failures int
-	nextDial time.Time
-	seq      uint64 // the order records were kept in
+	failures, slow int
+	nextDial       time.Time
+	seq            uint64 // the order records were kept in
 }
 
 // maxRecords bounds the records of forgotten members.
@@ -49,7 +50,7 @@ func (rs *records) remember(m *Member) {
 		rs.evict()
 	}
 	if !ok || m.failures > r.failures {
-		r.failures = m.failures
+		r.failures, r.slow = m.failures, m.slow
 	}
 	if !ok || m.nextDial.After(r.nextDial) {
 		r.nextDial = m.nextDial
@@ -84,7 +85,7 @@ func (rs *records) foundAgain(addr string) *Member {
 	m := &Member{addr: addr, dialing: true}
 	key := banlist.HostKey(addr)
 	if r, ok := rs.by[key]; ok {
-		m.failures, m.nextDial = r.failures, r.nextDial
+		m.failures, m.slow, m.nextDial = r.failures, r.slow, r.nextDial
 		delete(rs.by, key)
 	}
 	return m

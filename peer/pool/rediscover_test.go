@@ -38,13 +38,7 @@ func TestRediscoveredKeepsItsRecord(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	p.Connect(ctx)
-	host, port, _ := net.SplitHostPort(flapper.Addr)
-	pn, _ := strconv.Atoi(port)
-	msg := wire.NewMsgAddrV2()
-	msg.AddrList = []*wire.NetAddressV2{wire.NetAddressV2FromBytes(time.Now(), wire.SFNodeNetwork|wire.SFNodeWitness|wire.SFNodeCF, net.ParseIP(host).To4(), uint16(pn))}
-	if err := gossip.Inject(msg); err != nil {
-		t.Fatal(err)
-	}
+	gossipAddr(t, gossip, flapper.Addr)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -88,6 +82,19 @@ func TestRediscoveredKeepsItsRecord(t *testing.T) {
 	if got > allowed+2 {
 		t.Errorf("a node found again under the same address was connected %d times in %v, want at most %d (its backoff): it came back with a clean record %d times",
 			got, window, allowed+2, forgotten)
+	}
+}
+
+// gossipAddr has gossip relay addr, a loopback host:port, to the pool as
+// a full node serving filters (an addrv2).
+func gossipAddr(t *testing.T, gossip *peertest.Liar, addr string) {
+	t.Helper()
+	host, port, _ := net.SplitHostPort(addr)
+	pn, _ := strconv.Atoi(port)
+	msg := wire.NewMsgAddrV2()
+	msg.AddrList = []*wire.NetAddressV2{wire.NetAddressV2FromBytes(time.Now(), wire.SFNodeNetwork|wire.SFNodeWitness|wire.SFNodeCF, net.ParseIP(host).To4(), uint16(pn))}
+	if err := gossip.Inject(msg); err != nil {
+		t.Fatal(err)
 	}
 }
 

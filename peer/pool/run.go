@@ -69,10 +69,20 @@ func (p *Pool) admit() []*Member {
 // managerInterval is how often Run looks after the members.
 const managerInterval = 250 * time.Millisecond
 
-// maxFailures is how many redials in a row a member found by discovery
+// maxFailures is how many failures in a row a member found by discovery
 // gets before it is forgotten (those of Config.Peers are redialled for
-// ever).
-const maxFailures = 3
+// ever): dials that failed and connections that did not last. Cut-offs
+// as too slow are not counted (being slow proves nothing, and an honest
+// node may be slow for a few seconds): they only lengthen its sit-out
+// (see Member.sitOut). maxSlowCuts of them in a row forget it, the last
+// after a sit-out of redialMax (about two minutes of sit-outs in all),
+// so that members slow every time they are back, which do not count
+// toward the target while they sit out, are not kept for ever beside
+// those discovery adds meanwhile.
+const (
+	maxFailures = 3
+	maxSlowCuts = 9
+)
 
 // Run looks after the members until ctx ends: it notices connections
 // that ended and redials them with their backoff (a flood bans its
@@ -167,11 +177,12 @@ func (p *Pool) outboundLocked() int {
 }
 
 // pruneLocked forgets the members found by discovery that failed too
-// often, keeping their records (see record). Called with mu held.
+// often, their cut-offs as too slow counted apart (see maxFailures),
+// keeping their records (see record). Called with mu held.
 func (p *Pool) pruneLocked() {
 	kept := p.members[:0]
 	for _, m := range p.members {
-		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && m.failures >= maxFailures {
+		if !m.permanent && !m.banned && !m.dialing && !m.isLive() && (m.failures-m.slow >= maxFailures || m.slow >= maxSlowCuts) {
 			p.records.remember(m)
 			p.forgetLocked(m)
 			continue

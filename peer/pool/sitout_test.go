@@ -24,13 +24,7 @@ func slowPair(t *testing.T, timeout time.Duration) (p *Pool, slow *Member, delay
 	t.Helper()
 	node := peertest.StartBtcd(t)
 	node.Generate(t, 5) // btcd answers getheaders once its tip is recent
-	delay = new(atomic.Int64)
-	proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(msg wire.Message) ([]wire.Message, bool) {
-		if _, ok := msg.(*wire.MsgHeaders); ok {
-			time.Sleep(time.Duration(delay.Load()))
-		}
-		return []wire.Message{msg}, false
-	})
+	proxy, delay := slowProxy(t, node)
 	p, _, err := New(Config{Params: node.Params, Peers: []string{node.P2PAddr, proxy.Addr}, ConnectOnly: true, Timeout: timeout})
 	if err != nil {
 		t.Fatal(err)
@@ -54,6 +48,20 @@ func slowPair(t *testing.T, timeout time.Duration) (p *Pool, slow *Member, delay
 		}
 	}
 	return p, p.Members()[1], delay
+}
+
+// slowProxy starts a proxy in front of node that holds each headers
+// answer for *delay (nanoseconds, none at 0).
+func slowProxy(t *testing.T, node *peertest.Node) (*peertest.Liar, *atomic.Int64) {
+	t.Helper()
+	delay := new(atomic.Int64)
+	proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(msg wire.Message) ([]wire.Message, bool) {
+		if _, ok := msg.(*wire.MsgHeaders); ok {
+			time.Sleep(time.Duration(delay.Load()))
+		}
+		return []wire.Message{msg}, false
+	})
+	return proxy, delay
 }
 
 // syncRound is one round of Each under b over the live members: each
@@ -200,6 +208,8 @@ func TestSlowEveryTimeBounded(t *testing.T) {
 // connection that did not last, one more; after one that lasted
 // stableConnection, the first; when Run found the connection ended first
 // (and counted it), not again; a handshake cut (no connection), one more.
+// Each cut counts as slow too (counted for the backoff, not for
+// forgetting); a connection that lasted clears both counts.
 func TestSitOutCounts(t *testing.T) {
 	now := time.Now()
 	for _, tt := range []struct {
@@ -208,17 +218,19 @@ func TestSitOutCounts(t *testing.T) {
 		lasted    bool
 		lapsed    bool // Run counted the end already
 		failures  int  // before the cut
-		want      int  // after
+		slow      int  // of them, cut-offs as too slow
+		want      int  // failures after
+		wantSlow  int  // slow after
 	}{
-		{"connection that did not last", true, false, false, 2, 3},
-		{"connection that lasted", true, true, false, 5, 1},
-		{"counted by Run", true, false, true, 3, 3},
-		{"counted by Run, after one that lasted", true, true, true, 0, 1},
-		{"handshake cut", false, false, false, 0, 1},
-		{"handshake cut, after failures", false, false, false, 2, 3},
+		{"connection that did not last", true, false, false, 2, 1, 3, 2},
+		{"connection that lasted", true, true, false, 5, 4, 1, 1},
+		{"counted by Run", true, false, true, 3, 1, 3, 1},
+		{"counted by Run, after one that lasted", true, true, true, 0, 0, 1, 1},
+		{"handshake cut", false, false, false, 0, 0, 1, 1},
+		{"handshake cut, after failures", false, false, false, 2, 0, 3, 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &Member{addr: "127.0.0.1:1", failures: tt.failures, lapsed: tt.lapsed, connectedAt: now.Add(-time.Second)}
+			m := &Member{addr: "127.0.0.1:1", failures: tt.failures, slow: tt.slow, lapsed: tt.lapsed, connectedAt: now.Add(-time.Second)}
 			if tt.connected {
 				m.p = &peer.Peer{}
 			}
@@ -228,6 +240,9 @@ func TestSitOutCounts(t *testing.T) {
 			got := m.sitOut(now)
 			if m.failures != tt.want || got != redialBackoff(tt.want) || !m.nextDial.Equal(now.Add(got)) {
 				t.Errorf("failures %d, sit-out %v, next dial in %v; want %d failures, %v", m.failures, got, m.nextDial.Sub(now), tt.want, redialBackoff(tt.want))
+			}
+			if m.slow != tt.wantSlow {
+				t.Errorf("%d slow failures, want %d", m.slow, tt.wantSlow)
 			}
 		})
 	}
