@@ -1011,7 +1011,7 @@ var outputTemplates = []struct {
 // nonStandardScript says, of a watched script s that parses but is no
 // standard output script (P2PK, P2PKH, P2SH, P2WPKH, P2WSH, P2TR, another
 // witness version, bare multisig or OP_RETURN), that it is watched as
-// given but that nothing may pay it, with its parsed form and, when it
+// given but that few outputs, if any, pay it, with its parsed form and, when it
 // begins as a standard script does and is shorter (two bytes at least),
 // that script's form. "" for a standard script.
 func nonStandardScript(s []byte) string {
@@ -1031,7 +1031,7 @@ func nonStandardScript(s []byte) string {
 			return fmt.Sprintf("%s: %s, not a standard output script (a %s script is %s): nothing may pay it; did you cut it short?", h[:min(len(h), 80)], asm, t.name, t.form)
 		}
 	}
-	return fmt.Sprintf("%s: %s, not a standard output script (P2PKH, P2SH, P2WPKH, P2WSH, P2TR, bare multisig or OP_RETURN): nodes do not relay a transaction paying it, so nothing may pay it; it is watched as given (a typo?)", h[:min(len(h), 80)], asm)
+	return fmt.Sprintf("%s: %s, not a standard output script (P2PKH, P2SH, P2WPKH, P2WSH, P2TR, bare multisig or OP_RETURN): nodes do not relay a transaction paying it (only a miner may put one in a block); it is watched as given (a typo?)", h[:min(len(h), 80)], asm)
 }
 
 // scriptParseError is why the script s does not parse into opcodes and

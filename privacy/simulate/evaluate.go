@@ -136,8 +136,12 @@ func (f *fitTally) check(e *evaluator) error {
 	}
 	const bound = "the labels say %d of %s sessions are bound to match (a filter matches all it holds, a wallet's downloads all its scripts)"
 	if f.held > 0 && 2*f.heldListed < f.held {
-		return fmt.Errorf("%w: of the %d candidates "+bound+", it lists %d (none of %s): are they %s?",
-			ErrMismatch, f.held, f.heldSessions, "its", f.heldListed, f.firstMissing, another)
+		none := ""
+		if f.firstMissing != "" {
+			none = " (none of " + f.firstMissing + ")"
+		}
+		return fmt.Errorf("%w: of the %d candidates "+bound+", it lists %d%s: are they %s?",
+			ErrMismatch, f.held, f.heldSessions, "its", f.heldListed, none, another)
 	}
 	if f.heldListed < f.held {
 		e.warn(fmt.Sprintf("of the %d candidates "+bound+", it lists %d: does it list part of its matches, or are they %s?",

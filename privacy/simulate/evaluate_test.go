@@ -683,6 +683,8 @@ func TestEvaluateMismatch(t *testing.T) {
 		{"analyze, one filter of two unlike", map[string]any{"clients": []any{sessionJSON("s1", 5, held, filter(0, 0)), sessionJSON("s3", 3, []m{{"b1", 0.99}, {"b2", 0.99}, {"b3", 0.99}}, filter(36, 9))}},
 			"the filters of 1 of its 2 sessions are not those the labels describe (first: session s3: 36 bytes, 9 hash functions in the report", ""},
 		{"analyze, none of the held candidates listed", analyze([]m{{"c1", 0.99}, {"z1", 0.2}}, nil), "of the 8 candidates the labels say 2 of its sessions are bound to match", ""},
+		{"analyze, fewer than half listed, none of a session missing", map[string]any{"clients": []any{sessionJSON("s1", 5, held[:1], nil), sessionJSON("s3", 3, []m{{"b1", 0.99}, {"z1", 0.2}}, nil)}},
+			"of the 8 candidates the labels say 2 of its sessions are bound to match (a filter matches all it holds, a wallet's downloads all its scripts), it lists 2: are they", ""},
 		{"analyze, one held candidate left out", analyze(held[:4], nil), "", "of the 8 candidates the labels say 2 of the report's sessions are bound to match (a filter matches all it holds, a wallet's downloads all its scripts), it lists 7"},
 		{"analyze, cut short", analyze([]m{{"z1", 0.2}}, map[string]any{"matched_truncated": true}), "", ""},
 		{"fetches, fitting", fetches("mainnet", 0, 99), "", ""},
