@@ -38,6 +38,14 @@ wrote: the report is the JSON of "privacy analyze --capture" (with or
 without --link and --intersect) or of "privacy fetches", run on the
 simulation's files (- reads it from standard input).
 
+A report of another simulation is refused (exit status 2), even of the
+same seed and so of the same session IDs: a session's filter of another
+size or number of hash functions than the labels say, fewer than half of
+the candidates the labels say its sessions are bound to match listed (a
+filter matches all it holds; a wallet's downloads, all its scripts), or
+for fetches an index of another network or range of heights. When only
+some of those candidates are not listed, it is scored with a warning.
+
 Candidates. A candidate listed for a session is right when the session's
 wallet owns it or watches it (a payee's address it paid); noise and
 degenerate sessions have no wallet, so every candidate listed for them is
@@ -128,6 +136,10 @@ func runEvaluate(a *app, f *evaluateFlags) error {
 	_, scored := a.bar("scoring the report", -1)
 	score, err := simulate.Evaluate(labels, report, simulate.EvalOptions{Threshold: f.threshold})
 	scored()
+	if errors.Is(err, simulate.ErrMismatch) {
+		msg := strings.TrimPrefix(err.Error(), simulate.ErrMismatch.Error()+": ")
+		return usageError{&restated{"--report " + f.report + " is not of the simulation of --labels " + f.labels + ": " + msg, err}}
+	}
 	if errors.Is(err, simulate.ErrBadReport) || errors.Is(err, simulate.ErrBadLabels) {
 		if bad := reportSessionsProblem(report); bad != "" {
 			// Not "labels of another simulation": the report names no

@@ -95,3 +95,49 @@ func TestEvaluateReportSessions(t *testing.T) {
 		})
 	}
 }
+
+// TestPrivacyEvaluateOtherSimulation: the reports of a simulation scored
+// against the labels of another of the same seed, and so of the same
+// session IDs, but of another regime, are refused naming both files
+// (before, they were scored: "0 right"); against their own labels they
+// are scored.
+func TestPrivacyEvaluateOtherSimulation(t *testing.T) {
+	dir := t.TempDir()
+	own, other := filepath.Join(dir, "own"), filepath.Join(dir, "other")
+	runOK(t, smallSimulation("7", own)...)
+	runOK(t, append(smallSimulation("7", other), "--regime", "payments")...)
+	analyze := filepath.Join(dir, "analyze.json")
+	fetches := filepath.Join(dir, "fetches.json")
+	for file, args := range map[string][]string{
+		analyze: {"privacy", "analyze", "--capture", filepath.Join(own, simulate.CaptureFile), "--universe", filepath.Join(own, simulate.UniverseFile), "--json"},
+		fetches: {"privacy", "fetches", "--capture", filepath.Join(own, simulate.FetchCaptureFile), "--index", filepath.Join(own, simulate.IndexFile), "--json"},
+	} {
+		if err := os.WriteFile(file, []byte(runOK(t, args...)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ownLabels, otherLabels := filepath.Join(own, simulate.LabelsFile), filepath.Join(other, simulate.LabelsFile)
+	tests := []struct {
+		name, labels, report string
+		stderr               string // "": scored
+	}{
+		{"analyze, its own labels", ownLabels, analyze, ""},
+		{"fetches, its own labels", ownLabels, fetches, ""},
+		{"analyze, the labels of another regime", otherLabels, analyze, "spvfilter: --report " + analyze + " is not of the simulation of --labels " + otherLabels + ": the filters of "},
+		{"fetches, the labels of another regime", otherLabels, fetches, "spvfilter: --report " + fetches + " is not of the simulation of --labels " + otherLabels + ": of the "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, status := runCLI(t, "", "privacy", "evaluate", "--labels", tt.labels, "--report", tt.report)
+			if tt.stderr == "" {
+				if status != exitOK || strings.Contains(stderr, "another simulation") {
+					t.Errorf("status %d, stderr %q: want it scored without a word of another simulation", status, stderr)
+				}
+				return
+			}
+			if status != exitBadInput || !strings.HasPrefix(stderr, tt.stderr) || !strings.Contains(stderr, "are they the labels of another simulation") {
+				t.Errorf("status %d, stderr %q: want %d and %q", status, stderr, exitBadInput, tt.stderr)
+			}
+		})
+	}
+}

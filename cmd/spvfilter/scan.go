@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
@@ -76,7 +77,10 @@ P2PK included), optionally with the script it pays: TXID:VOUT:ADDRESS or
 TXID:VOUT:SCRIPTHEX. Each may also be @FILE or - for standard input. A
 TXID is in display byte order, as RPC shows it; in bip157 mode, the spend
 of an outpoint given with its script and the TXID reversed is named in the
-warnings.
+warnings. A hex script that does not parse is refused; one that parses but
+is no standard output script (P2PK, P2PKH, P2SH, P2WPKH, P2WSH, P2TR, bare
+multisig, OP_RETURN) is watched as given, with a warning that shows its
+opcodes: nodes relay no payment to it.
 
   --mode bip157  fetches the BIP 157 filter-header checkpoints and headers
                  from every peer and compares them: where peers disagree,
@@ -955,10 +959,11 @@ func (fl *scanFlags) bip37Options(flags *pflag.FlagSet) (client.BIP37Options, er
 }
 
 // checkWatchScripts refuses a watched script no scan of the mode can find
-// (an OP_RETURN output, which BIP 158 filters leave out) and warns of one
-// no output can usefully pay (longer than a script that can be spent, or
-// one that does not parse), and of a hash given where its script was
-// meant (see hashNotScript).
+// (an OP_RETURN output, which BIP 158 filters leave out) or that does not
+// parse (cut short), and warns of one no output can usefully pay (longer
+// than a script that can be spent, or no standard output script: see
+// nonStandardScript), and of a hash given where its script was meant
+// (see hashNotScript).
 func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
 	var warnings []string
 	for _, it := range items {
@@ -973,14 +978,60 @@ func checkWatchScripts(items []watchItem, mode string) ([]string, error) {
 			warnings = append(warnings, fmt.Sprintf("%s: a script of %d bytes, more than the %d a script can have to be spent: an output paying it is unspendable and not relayed by nodes (is it an output script?)",
 				it.where, len(s), txscript.MaxScriptSize))
 		}
+		if err := scriptParseError(s); err != nil {
+			if w := hashNotScript(s); w != "" {
+				return nil, badInput("%s: %s (as a script it does not parse: %v)", it.where, w, err)
+			}
+			return nil, badInput("%s: script %x does not parse (%v): no output that can be spent pays it (is it cut short?)",
+				it.where, s[:min(len(s), 40)], err)
+		}
 		if w := hashNotScript(s); w != "" {
 			warnings = append(warnings, it.where+": "+w)
-		} else if err := scriptParseError(s); err != nil {
-			warnings = append(warnings, fmt.Sprintf("%s: script %x does not parse (%v): it is watched as given, but no output that can be spent pays it (is it cut short?)",
-				it.where, s[:min(len(s), 40)], err))
+		} else if w := nonStandardScript(s); w != "" {
+			warnings = append(warnings, it.where+": "+w)
 		}
 	}
 	return warnings, nil
+}
+
+// outputTemplates are the standard output scripts of a fixed form, as
+// hex with the bytes that vary between angle brackets: a script that
+// begins as one of them but is shorter was likely cut short.
+var outputTemplates = []struct {
+	name, fixed, form string
+	size              int
+}{
+	{"P2PKH", "76a914", "76a914<20 bytes>88ac", 25},
+	{"P2SH", "a914", "a914<20 bytes>87", 23},
+	{"P2WPKH", "0014", "0014<20 bytes>", 22},
+	{"P2WSH", "0020", "0020<32 bytes>", 34},
+	{"P2TR", "5120", "5120<32 bytes>", 34},
+}
+
+// nonStandardScript says, of a watched script s that parses but is no
+// standard output script (P2PK, P2PKH, P2SH, P2WPKH, P2WSH, P2TR, another
+// witness version, bare multisig or OP_RETURN), that it is watched as
+// given but that few outputs, if any, pay it, with its parsed form and, when it
+// begins as a standard script does and is shorter (two bytes at least),
+// that script's form. "" for a standard script.
+func nonStandardScript(s []byte) string {
+	if txscript.GetScriptClass(s) != txscript.NonStandardTy {
+		return ""
+	}
+	asm, err := txscript.DisasmString(s)
+	if err != nil {
+		return "" // scriptParseError has refused it
+	}
+	if len(asm) > 120 {
+		asm = asm[:120] + "..."
+	}
+	h := hex.EncodeToString(s)
+	for _, t := range outputTemplates {
+		if len(s) >= 2 && len(s) < t.size && strings.HasPrefix(h, t.fixed[:min(len(h), len(t.fixed))]) {
+			return fmt.Sprintf("%s: %s, not a standard output script (a %s script is %s): nothing may pay it; did you cut it short?", h[:min(len(h), 80)], asm, t.name, t.form)
+		}
+	}
+	return fmt.Sprintf("%s: %s, not a standard output script (P2PKH, P2SH, P2WPKH, P2WSH, P2TR, bare multisig or OP_RETURN): nodes do not relay a transaction paying it (only a miner may put one in a block); it is watched as given (a typo?)", h[:min(len(h), 80)], asm)
 }
 
 // scriptParseError is why the script s does not parse into opcodes and

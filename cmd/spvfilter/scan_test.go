@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -575,28 +576,40 @@ func TestScanPrivacyTarget(t *testing.T) {
 	}
 }
 
-// TestCheckWatchScriptsHash: a watch item of 20 or 32 bytes that is no
-// standard script (a key hash, a txid given as hex) is watched as given
-// but warned of, with the scripts that pay it, and so is a script whose
-// push runs past its end (cut short); a standard script, and a script of
-// another size that parses, are not.
+// TestCheckWatchScriptsHash: a watch item that does not parse (a push
+// that runs past its end: cut short) is refused, with the scripts that
+// pay it when it is a hash of 20 or 32 bytes (a key hash, a txid given as
+// hex); one that parses but is no standard output script is watched as
+// given but warned of with its opcodes, and with the standard script it
+// begins as when it is shorter (76a9: a P2PKH cut short); a standard
+// script is not.
 func TestCheckWatchScriptsHash(t *testing.T) {
 	const hash160 = "751e76e8199196d454941c45d1b3a323f1433bd6"
 	const txid = "184284bef1cf0dfa0c409275933ac4d0c83505efdea5d8c34261d08364fc6e15"
 	tests := []struct {
 		name, script string
 		want         []string // nil: no warning
+		err          string   // refused as bad input, holding err
 	}{
-		{"a key hash", hash160, []string{"--watch 1: " + hash160 + " is 20 bytes read as an output script, which is no standard one: a key or script hash?",
-			"76a914" + hash160 + "88ac (P2PKH)", "0014" + hash160 + " (P2WPKH)", "a914" + hash160 + "87 (P2SH)"}},
-		{"a txid", txid, []string{"--watch 1: " + txid + " is 32 bytes read as an output script, which is no standard one: a txid?", "TXID:VOUT", "0020" + txid + " (P2WSH)"}},
-		{"P2WPKH", "0014" + hash160, nil},
-		{"P2PKH", "76a914" + hash160 + "88ac", nil},
-		{"P2WSH", "0020" + txid, nil},
-		{"a non-standard script of another size", "517551", nil},
-		{"a push cut short", "0014", []string{"--watch 1: script 0014 does not parse (", "OP_DATA_20 requires 21 bytes", "is it cut short?"}},
-		{"a non-standard script of another size cut short", hash160 + "00", []string{"--watch 1: script " + hash160 + "00 does not parse ("}},
-		{"a P2WPKH cut short", "0014" + hash160[:38], []string{"--watch 1: script 0014" + hash160[:38] + " does not parse ("}},
+		{"a key hash that parses", "13" + hash160[2:], []string{"--watch 1: 13" + hash160[2:] + " is 20 bytes read as an output script, which is no standard one: a key or script hash?"}, ""},
+		{"a key hash", hash160, nil, "--watch 1: " + hash160 + " is 20 bytes read as an output script, which is no standard one: a key or script hash? watch the address, or the script that pays it: 76a914" + hash160 + "88ac (P2PKH), 0014" + hash160 + " (P2WPKH), a914" + hash160 + "87 (P2SH) (as a script it does not parse: "},
+		{"a txid", txid, nil, "--watch 1: " + txid + " is 32 bytes read as an output script, which is no standard one: a txid? to find its outputs' spends watch them as TXID:VOUT; a witness program's script is 0020" + txid + " (P2WSH)"},
+		{"P2WPKH", "0014" + hash160, nil, ""},
+		{"P2PKH", "76a914" + hash160 + "88ac", nil, ""},
+		{"P2WSH", "0020" + txid, nil, ""},
+		{"P2SH", "a914" + hash160 + "87", nil, ""},
+		{"P2TR", "5120" + txid, nil, ""},
+		{"P2PK", "21" + "02" + txid + "ac", nil, ""},
+		{"bare multisig", "5121" + "02" + txid + "51ae", nil, ""},
+		{"a P2PKH cut short before its hash", "76a9", []string{"--watch 1: 76a9: OP_DUP OP_HASH160, not a standard output script (a P2PKH script is 76a914<20 bytes>88ac): nothing may pay it; did you cut it short?"}, ""},
+		{"a P2PKH cut short after its hash", "76a914" + hash160, []string{"--watch 1: 76a914" + hash160 + ": OP_DUP OP_HASH160 " + hash160 + ", not a standard output script (a P2PKH script is 76a914<20 bytes>88ac)", "did you cut it short?"}, ""},
+		{"a P2SH cut short", "a914" + hash160, []string{"--watch 1: a914" + hash160 + ": OP_HASH160 " + hash160 + ", not a standard output script (a P2SH script is a914<20 bytes>87)"}, ""},
+		{"a P2PKH with a byte more", "76a914" + hash160 + "88ac00", []string{"--watch 1: 76a914" + hash160 + "88ac00: OP_DUP OP_HASH160 " + hash160 + " OP_EQUALVERIFY OP_CHECKSIG 0, not a standard output script (P2PKH, P2SH, P2WPKH, P2WSH, P2TR, bare multisig or OP_RETURN)", "(a typo?)"}, ""},
+		{"a non-standard script of another size", "517551", []string{"--watch 1: 517551: 1 OP_DROP 1, not a standard output script (P2PKH,", "nodes do not relay a transaction paying it"}, ""},
+		{"OP_TRUE, no cut-short hint from one byte", "51", []string{"--watch 1: 51: 1, not a standard output script (P2PKH,"}, ""},
+		{"a push cut short", "0014", nil, "--watch 1: script 0014 does not parse (opcode OP_DATA_20 requires 21 bytes, but script only has 1 remaining): no output that can be spent pays it (is it cut short?)"},
+		{"a non-standard script of another size cut short", hash160 + "00", nil, "--watch 1: script " + hash160 + "00 does not parse ("},
+		{"a P2WPKH cut short", "0014" + hash160[:38], nil, "--watch 1: script 0014" + hash160[:38] + " does not parse ("},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -606,6 +619,12 @@ func TestCheckWatchScriptsHash(t *testing.T) {
 			}
 			items := []watchItem{{given: tt.script, where: "--watch 1", item: client.ScriptItem(s)}}
 			warnings, err := checkWatchScripts(items, "bip157")
+			if tt.err != "" {
+				if !errors.As(err, new(usageError)) || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v (warnings %q), want bad input holding %q", err, warnings, tt.err)
+				}
+				return
+			}
 			if err != nil {
 				t.Fatal(err)
 			}

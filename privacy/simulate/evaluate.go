@@ -14,6 +14,12 @@ import (
 // no known kind, or of sessions the labels do not name.
 var ErrBadReport = errors.New("privacy: cannot score the report")
 
+// ErrMismatch reports a report that is not of the labels' simulation:
+// its chain, or the filters and matches of its sessions, are not those the
+// labels describe (labels of another simulation with the same session
+// IDs: the same seed, another regime or other flags).
+var ErrMismatch = errors.New("privacy: the report is not of the labels' simulation")
+
 // EvalOptions tune Evaluate.
 type EvalOptions struct {
 	// Threshold is the probability from which a listed candidate (or a
@@ -72,11 +78,16 @@ func Evaluate(l *Labels, report []byte, opts EvalOptions) (*Score, error) {
 	var err error
 	switch _, fetches := doc["index"]; {
 	case fetches:
-		err = e.fetches(doc)
+		if err = e.fetchChainFits(doc); err == nil {
+			err = e.fetches(doc)
+		}
 	case doc["clients"] != nil:
 		err = e.analyze(doc)
 	default:
 		err = fmt.Errorf("%w: neither the JSON of analyze --capture nor that of fetches (no \"clients\")", ErrBadReport)
+	}
+	if err == nil {
+		err = e.fit.check(e)
 	}
 	if err != nil {
 		return nil, err
@@ -98,6 +109,109 @@ type evaluator struct {
 	unscored  map[string]bool
 	noProb    int // listed items without a probability
 	mistakes  []Mistake
+	fit       fitTally
+}
+
+// fitTally gathers what tells a report of the labels' simulation from one
+// of another: the filters of its sessions (the capture's, which the labels
+// describe exactly) and the candidates the labels say its wallet sessions
+// hold, which a filter always matches (a report of the same simulation
+// lists every one of them, unless it says its list is cut short).
+type fitTally struct {
+	filters, filtersOff int    // sessions whose first filter was compared, and those unlike the labels'
+	firstOff            string // the first unlike, in words
+	held, heldListed    int    // candidates held by sessions whose matches are all listed, and those listed
+	heldSessions        int
+	firstMissing        string // a session listing none of its held candidates
+}
+
+// check refuses (ErrMismatch) a report that is surely of another
+// simulation: a session's filter unlike the labels' (the report read
+// another capture), or fewer than half of the candidates the labels say
+// its sessions are bound to match listed; and warns when some are not.
+func (f *fitTally) check(e *evaluator) error {
+	const another = "the labels of another simulation (the same seed, so the same session IDs, but another regime or other flags)"
+	if f.filtersOff > 0 {
+		return fmt.Errorf("%w: the filters of %d of its %d sessions are not those the labels describe (first: %s): are they %s?", ErrMismatch, f.filtersOff, f.filters, f.firstOff, another)
+	}
+	const bound = "the labels say %d of %s sessions are bound to match (a filter matches all it holds, a wallet's downloads all its scripts)"
+	if f.held > 0 && 2*f.heldListed < f.held {
+		none := ""
+		if f.firstMissing != "" {
+			none = " (none of " + f.firstMissing + ")"
+		}
+		return fmt.Errorf("%w: of the %d candidates "+bound+", it lists %d%s: are they %s?",
+			ErrMismatch, f.held, f.heldSessions, "its", f.heldListed, none, another)
+	}
+	if f.heldListed < f.held {
+		e.warn(fmt.Sprintf("of the %d candidates "+bound+", it lists %d: does it list part of its matches, or are they %s?",
+			f.held, f.heldSessions, "the report's", f.heldListed, another))
+	}
+	return nil
+}
+
+// filterFits compares a session's first filter in the report with the
+// labels' (analyze --capture writes each filter's size and hash functions).
+func (f *fitTally) filterFits(c object, s *Session) {
+	frs := c.objects("filter_reports")
+	if len(frs) == 0 {
+		return
+	}
+	size, funcs := frs[0].num("filter_bytes"), frs[0].num("hash_function_count")
+	if size == nil || funcs == nil {
+		return
+	}
+	f.filters++
+	if int(*size) != s.FilterBytes || int(*funcs) != s.HashFuncs {
+		f.filtersOff++
+		if f.firstOff == "" {
+			f.firstOff = fmt.Sprintf("session %s: %.0f bytes, %.0f hash functions in the report, %d and %d in the labels", s.ID, *size, *funcs, s.FilterBytes, s.HashFuncs)
+		}
+	}
+}
+
+// heldFits counts the candidates a session holds by the labels (truth)
+// that its report lists, when it lists its matches (some, and not cut
+// short).
+func (f *fitTally) heldFits(c object, id string, matched []object, truth map[string]bool) {
+	if len(truth) == 0 || len(matched) == 0 {
+		return
+	}
+	if t, _ := c.boolean("matched_truncated"); t {
+		return
+	}
+	listed := 0
+	seen := map[string]bool{}
+	for _, m := range matched {
+		if cand := m.str("candidate"); truth[cand] && !seen[cand] {
+			seen[cand] = true
+			listed++
+		}
+	}
+	f.held += len(truth)
+	f.heldListed += listed
+	f.heldSessions++
+	if listed == 0 && f.firstMissing == "" {
+		f.firstMissing = fmt.Sprintf("the %d of session %s", len(truth), id)
+	}
+}
+
+// fetchChainFits refuses a fetches report whose index is of another
+// network or range of heights than the labels' chain.
+func (e *evaluator) fetchChainFits(doc object) error {
+	fl, ix := e.l.Fetch, decodeObject(doc["index"])
+	if fl == nil || ix == nil {
+		return nil // e.fetches says what is missing
+	}
+	if n := ix.str("network"); n != "" && n != fl.Network {
+		return fmt.Errorf("%w: its index is of %s, the labels' chain of %s", ErrMismatch, n, fl.Network)
+	}
+	from, to := ix.num("from"), ix.num("to")
+	last := int64(fl.FirstHeight) + int64(fl.BlockCount) - 1
+	if from != nil && to != nil && (int64(*from) != int64(fl.FirstHeight) || int64(*to) != last) {
+		return fmt.Errorf("%w: its index covers heights %.0f..%.0f, the labels' chain %d..%d: are they the labels of another simulation?", ErrMismatch, *from, *to, fl.FirstHeight, last)
+	}
+	return nil
 }
 
 // claimContext says whose claims are scored: the sessions of a report
@@ -210,6 +324,11 @@ func (e *evaluator) analyze(doc object) error {
 	if err != nil {
 		return err
 	}
+	for _, c := range clients {
+		if s := e.t.sessions[c.str("session")]; s != nil {
+			e.fit.filterFits(c, s)
+		}
+	}
 	if u := clients[0].num("universe_size"); u != nil && int(*u) != e.l.UniverseSize {
 		e.warn(fmt.Sprintf("the report's universe holds %.0f candidates, the labels' %d: another universe file?", *u, e.l.UniverseSize))
 	}
@@ -235,6 +354,7 @@ func (e *evaluator) analyze(doc object) error {
 // groups of candidates if it has any, and its intervals.
 func (e *evaluator) session(c object, sc sessionCase) {
 	matched := c.objects("matched")
+	e.fit.heldFits(c, sc.id, matched, sc.truth)
 	cs := e.claims(claimContext{"session matches", []string{sc.id}}, matched, sc.owns, sc.truth)
 	if t, _ := c.boolean("matched_truncated"); t && len(sc.truth) > 0 {
 		e.warn(fmt.Sprintf("session %s: the report lists only part of its matches: its recall is a lower bound", sc.id))

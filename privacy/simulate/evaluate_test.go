@@ -652,3 +652,73 @@ func TestHoldingClaims(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateMismatch: a report whose sessions' filters, listed matches
+// or chain are not those the labels describe (labels of another
+// simulation with the same session IDs) is refused as ErrMismatch; one
+// that fits is scored without a word, and one that lists only some of
+// what its sessions hold, but most, is scored with a warning.
+func TestEvaluateMismatch(t *testing.T) {
+	l := handLabels(t)
+	filter := func(size, funcs int) map[string]any {
+		return map[string]any{"filter_reports": []any{map[string]any{"filter_bytes": size, "hash_function_count": funcs}}}
+	}
+	held := []m{{"a1", 0.99}, {"a2", 0.99}, {"a3", 0.99}, {"a4", 0.99}, {"b1", 0.99}}
+	analyze := func(s1 []m, extra map[string]any) map[string]any {
+		return map[string]any{"clients": []any{sessionJSON("s1", 5, s1, extra), sessionJSON("s3", 3, []m{{"b1", 0.99}, {"b2", 0.99}, {"b3", 0.99}}, extra)}}
+	}
+	fetches := func(network string, from, to int) map[string]any {
+		return map[string]any{"index": map[string]any{"network": network, "from": from, "to": to},
+			"clients": []any{withFields(&attack.FetchReport{Session: "fs1", Matched: []attack.FetchMatch{{Candidate: "f1a", Probability: 0.99}, {Candidate: "f1b", Probability: 0.99}}}, nil)}}
+	}
+	tests := []struct {
+		name   string
+		report map[string]any
+		err    string // "": scored
+		warn   string // "": no warning
+	}{
+		{"analyze, fitting", analyze(held, filter(0, 0)), "", ""},
+		{"analyze, no filter sizes", analyze(held, nil), "", ""},
+		{"analyze, other filters", analyze(held, filter(41, 10)), "the filters of 2 of its 2 sessions are not those the labels describe (first: session s1: 41 bytes, 10 hash functions in the report, 0 and 0 in the labels): are they the labels of another simulation", ""},
+		{"analyze, one filter of two unlike", map[string]any{"clients": []any{sessionJSON("s1", 5, held, filter(0, 0)), sessionJSON("s3", 3, []m{{"b1", 0.99}, {"b2", 0.99}, {"b3", 0.99}}, filter(36, 9))}},
+			"the filters of 1 of its 2 sessions are not those the labels describe (first: session s3: 36 bytes, 9 hash functions in the report", ""},
+		{"analyze, none of the held candidates listed", analyze([]m{{"c1", 0.99}, {"z1", 0.2}}, nil), "of the 8 candidates the labels say 2 of its sessions are bound to match", ""},
+		{"analyze, fewer than half listed, none of a session missing", map[string]any{"clients": []any{sessionJSON("s1", 5, held[:1], nil), sessionJSON("s3", 3, []m{{"b1", 0.99}, {"z1", 0.2}}, nil)}},
+			"of the 8 candidates the labels say 2 of its sessions are bound to match (a filter matches all it holds, a wallet's downloads all its scripts), it lists 2: are they", ""},
+		{"analyze, one held candidate left out", analyze(held[:4], nil), "", "of the 8 candidates the labels say 2 of the report's sessions are bound to match (a filter matches all it holds, a wallet's downloads all its scripts), it lists 7"},
+		{"analyze, cut short", analyze([]m{{"z1", 0.2}}, map[string]any{"matched_truncated": true}), "", ""},
+		{"fetches, fitting", fetches("mainnet", 0, 99), "", ""},
+		{"fetches, another network", fetches("testnet4", 0, 99), "its index is of testnet4, the labels' chain of mainnet", ""},
+		{"fetches, another range", fetches("mainnet", 0, 149), "its index covers heights 0..149, the labels' chain 0..99", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := json.Marshal(tt.report)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Evaluate(l, b, EvalOptions{})
+			if tt.err != "" {
+				if !errors.Is(err, ErrMismatch) || !strings.Contains(err.Error(), tt.err) {
+					t.Fatalf("error %v, want ErrMismatch holding %q", err, tt.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var fit []string
+			for _, w := range s.Warnings {
+				if strings.Contains(w, "bound to match") || strings.Contains(w, "the filters of") {
+					fit = append(fit, w)
+				}
+			}
+			switch {
+			case tt.warn == "" && len(fit) > 0:
+				t.Errorf("warnings %q, want none of fit", fit)
+			case tt.warn != "" && (len(fit) != 1 || !strings.Contains(fit[0], tt.warn)):
+				t.Errorf("warnings %q, want one holding %q", s.Warnings, tt.warn)
+			}
+		})
+	}
+}
