@@ -832,8 +832,20 @@ func (r *Report) singles(c *classCount) prob {
 		return prob{}
 	}
 	p, lo, hi := walletShare(alone, c.chanceGroups, c.chanceVar)
+	if r.label == nil {
+		// Each fetched block holds few of the wallet's singles: the
+		// class's share cannot give them more than walletSinglesPerBlock
+		// a fetched block between them.
+		most := math.Min(walletSinglesPerBlock*float64(r.FetchedBlocks)/alone, 1)
+		p, lo, hi = math.Min(p, most), math.Min(lo, most), math.Min(hi, most)
+	}
 	return prob{p * c.coverShare, lo * c.coverShare, hi * c.coverShare}
 }
+
+// walletSinglesPerBlock is the most matches of one appearance, riding in
+// no other's transactions, that the attack takes to be the wallet's per
+// fetched block.
+const walletSinglesPerBlock = 2.0
 
 // Members of a group of several matches: the share of them taken to be
 // the wallet's, and the range of that share the intervals carry. A
