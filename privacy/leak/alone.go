@@ -1,20 +1,20 @@
 package leak
 
-// aloneOdds is the factor lowerAlone multiplies the odds of a match alone
+// AloneOdds is the factor the attack multiplies the odds of a match alone
 // of two or more appearances by, where its class holds a group of
 // several matches: the odds that such a match is the wallet's, where its
-// class's share says P, become aloneOdds·P/(1-P). A class's share is one
+// class's share says P, become AloneOdds·P/(1-P). A class's share is one
 // figure for its groups of several matches and its matches alone, but
 // the wallet's units of two or more appearances are mostly groups (a
 // payment to it brings the payer's change along) and chance's mostly
 // matches alone; the factor is that shape's likelihood ratio, fitted on
 // labelled captures (package documentation, "Matches alone").
-const aloneOdds = 0.12
+const AloneOdds = 0.12
 
 // lowerAlone multiplies the odds of each match alone of two or more
 // appearances (a unit of one match: none rides in its transactions, nor
 // it in another's) whose class holds a group of several matches by
-// aloneOdds, its interval with it (the map is monotone), and says the
+// AloneOdds, its interval with it (the map is monotone), and says the
 // verdict again when a claim of 0.95 or more falls below it. A class of
 // matches alone only keeps its share: there the wallet's units are
 // matches alone too (a real client's wallet paid and spent in blocks of
@@ -38,7 +38,7 @@ func (r *Report) lowerAlone() {
 			continue
 		}
 		was := m.Probability
-		m.Probability, m.ProbabilityLow, m.ProbabilityHigh = oddsTimes(m.Probability, aloneOdds), oddsTimes(m.ProbabilityLow, aloneOdds), oddsTimes(m.ProbabilityHigh, aloneOdds)
+		m.Probability, m.ProbabilityLow, m.ProbabilityHigh = oddsTimes(m.Probability, AloneOdds), oddsTimes(m.ProbabilityLow, AloneOdds), oddsTimes(m.ProbabilityHigh, AloneOdds)
 		if was >= 0.95 && m.Probability < 0.95 {
 			r.Confident--
 			changed = true

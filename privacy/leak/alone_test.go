@@ -7,14 +7,14 @@ import (
 
 // TestLowerAlone: in an attack's report with the shifts' null, a match
 // alone of two or more appearances whose class holds a group of several
-// matches has its odds, and its interval's, multiplied by aloneOdds (0.3
+// matches has its odds, and its interval's, multiplied by AloneOdds (0.3
 // becomes about 0.049), and a claim of 0.95 or more so lowered below 0.95
 // leaves the confident count; a match alone of a class of matches alone
 // only, a group's member and a match of one appearance keep theirs, as
 // do a probability at a cover target, a client's own report and a report
 // without the shifts.
 func TestLowerAlone(t *testing.T) {
-	lowered := func(p float64) float64 { return p * aloneOdds / (p*aloneOdds + 1 - p) }
+	lowered := func(p float64) float64 { return p * AloneOdds / (p*AloneOdds + 1 - p) }
 	report := func() *Report {
 		return &Report{
 			null:          &shiftNull{},
@@ -74,12 +74,12 @@ func TestLowerAlone(t *testing.T) {
 			}
 		})
 	}
-	if p := oddsTimes(0.3, aloneOdds); math.Abs(p-0.0489) > 0.0001 {
-		t.Errorf("oddsTimes(0.3, %g) = %.4f, want about 0.0489", aloneOdds, p)
+	if p := oddsTimes(0.3, AloneOdds); math.Abs(p-0.0489) > 0.0001 {
+		t.Errorf("oddsTimes(0.3, %g) = %.4f, want about 0.0489", AloneOdds, p)
 	}
 	prev := -1.0
 	for i := 0; i <= 1000; i++ {
-		q := oddsTimes(float64(i)/1000, aloneOdds)
+		q := oddsTimes(float64(i)/1000, AloneOdds)
 		if q < prev || q < 0 || q > 1 {
 			t.Fatalf("oddsTimes(%g) = %g after %g: not monotone in [0, 1]", float64(i)/1000, q, prev)
 		}

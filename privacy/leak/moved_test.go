@@ -84,7 +84,7 @@ func simulatedFetches(t testing.TB, r simulate.Regime, seed uint64) (*simulate.S
 // group whose members beside its most appearing one are all paid came to
 // have a tenth of its class's probability (paidOnly), and when a match
 // alone of two or more appearances came to have its odds multiplied by
-// aloneOdds (lowerAlone).
+// AloneOdds (lowerAlone).
 func TestAnalyzeMovedUnchanged(t *testing.T) {
 	for _, c := range []struct {
 		regime    simulate.Regime
