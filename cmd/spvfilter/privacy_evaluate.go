@@ -42,9 +42,11 @@ A report of another simulation is refused (exit status 2), even of the
 same seed and so of the same session IDs: a session's filter of another
 size or number of hash functions than the labels say, fewer than half of
 the candidates the labels say its sessions are bound to match listed (a
-filter matches all it holds; a wallet's downloads, all its scripts), or
-for fetches an index of another network or range of heights. When only
-some of those candidates are not listed, it is scored with a warning.
+filter matches all it holds), or for fetches an index of another network
+or range of heights. When only some of those candidates are not listed,
+or, for fetches, whose sessions may fetch none of a wallet's blocks (a
+client that kept them from an earlier session), any, it is scored with
+a warning.
 
 Candidates. A candidate listed for a session is right when the session's
 wallet owns it or watches it (a payee's address it paid); noise and
