@@ -121,14 +121,17 @@ func (c *Client) evidence(ctx context.Context, h int32, g hashGroup) ([]byte, er
 		var data []byte
 		// Checked inside fn, where a filter damaged on the way is told
 		// from a lie (peer.ErrDamaged).
-		err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
-			if chainhash.DoubleHashH(d) != g.hash {
-				return peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
-					peer.ErrBadFilter, hash, h))
-			}
-			data = d
-			return nil
-		})
+		err := c.ready(ctx, m)
+		if err == nil {
+			err = c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
+				if chainhash.DoubleHashH(d) != g.hash {
+					return peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
+						peer.ErrBadFilter, hash, h))
+				}
+				data = d
+				return nil
+			})
+		}
 		if err == nil {
 			c.views.strike(m, false)
 			return data, nil

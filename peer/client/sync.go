@@ -236,6 +236,19 @@ func (c *Client) needsRedial(m *pool.Member) bool {
 	return p == nil || p.Err() != nil
 }
 
+// ready dials m again, within its backoff (see pool.Pool.Redial), when
+// its connection has ended: a request this client abandoned (another
+// peer answered first, or a download was cancelled) drops the
+// connection of a peer that did nothing wrong, and a request over it
+// would charge m with a failure of the client's own making. A live
+// connection is kept.
+func (c *Client) ready(ctx context.Context, m *pool.Member) error {
+	if !c.needsRedial(m) {
+		return nil
+	}
+	return c.pool.Redial(ctx, m)
+}
+
 // release lets the others go: the lead is done.
 func (g *leadGate) release() { close(g.done) }
 

@@ -56,6 +56,11 @@ func (c *Client) filterHeadersFed(ctx context.Context, log *scanLog, ms []*pool.
 		}
 	}
 	v.all = slices.Clone(v.ms)
+	for _, m := range v.ms {
+		if err := c.ready(ctx, m); err != nil {
+			c.logf("%s: dialling again before verifying filter headers: %v", m.Addr(), err)
+		}
+	}
 	v.placeWords()
 	if len(v.ms) == 0 {
 		return nil, ms, fmt.Errorf("client: %w: no peer offers compact filters for heights %d..%d", ErrNoPeers, from, to)

@@ -1,0 +1,106 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// abandonRequest drops m's connection the way the client's own cancelling
+// does when another peer answers first: a request whose context ends
+// while its answer is coming in.
+func abandonRequest(t *testing.T, c *Client, m *pool.Member) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	hashes := make([]chainhash.Hash, 16)
+	for i := range hashes {
+		hashes[i] = c.chain.Hash(int32(i + 1))
+	}
+	err := c.pool.Conn(m).GetBlocks(ctx, hashes, func(int, *wire.MsgBlock) error {
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("the abandoned request: %v", err)
+	}
+	select {
+	case <-c.pool.Conn(m).Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the abandoned request did not drop the connection")
+	}
+}
+
+// TestAbandonedRequestChargesNobody: a request the client abandons drops
+// its peer's connection, though the peer did nothing wrong. Every request
+// that picks that peer next dials it again first: it used to be sent over
+// the dropped connection and fail with "connection dropped after an
+// earlier error", which was charged to the peer (its status took it as
+// the reason; during a dispute about a filter, it was a strike, and two
+// such strikes banned the peer without proof). The CI met it as an honest
+// peer dropped from a scan whose filter download another peer had won.
+func TestAbandonedRequestChargesNobody(t *testing.T) {
+	needFixture(t)
+	h := fx.tip - 5
+	hash, err := fx.node.RPC().GetBlockHash(int64(h))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fx.node.RPC().GetCFilter(hash, wire.GCSFilterRegular)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filterHash := chainhash.DoubleHashH(f.Data)
+	tests := []struct {
+		name string
+		ask  func(ctx context.Context, c *Client) error
+	}{
+		{"GetBlock", func(ctx context.Context, c *Client) error {
+			_, err := c.GetBlock(ctx, c.chain.Hash(h))
+			return err
+		}},
+		{"GetCFilter", func(ctx context.Context, c *Client) error {
+			_, err := c.GetCFilter(ctx, c.chain.Hash(h))
+			return err
+		}},
+		{"FetchBlocks", func(ctx context.Context, c *Client) error {
+			return c.FetchBlocks(ctx, h, h+2, func(int32, *wire.MsgBlock) error { return nil })
+		}},
+		{"fetchBlock (a disputed block)", func(ctx context.Context, c *Client) error {
+			_, err := c.fetchBlock(ctx, h)
+			return err
+		}},
+		{"evidence (a disputed filter)", func(ctx context.Context, c *Client) error {
+			m := c.pool.Members()[0]
+			data, err := c.evidence(ctx, h, hashGroup{rep: m, members: []*pool.Member{m}, hash: filterHash})
+			if err == nil && data == nil {
+				return errors.New("the peer did not serve the filter it stated (a strike)")
+			}
+			return err
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := connect(t, 10*time.Second)
+			ms := c.pool.Members()
+			if len(ms) != 1 {
+				t.Fatalf("%d members", len(ms))
+			}
+			abandonRequest(t, c, ms[0])
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := tt.ask(ctx, c); err != nil {
+				t.Fatalf("after an abandoned request: %v", err)
+			}
+			st := c.pool.Status(ms[0])
+			if !st.Live || st.Banned || st.Reason != "" {
+				t.Errorf("the peer after an abandoned request: %+v", st)
+			}
+		})
+	}
+}
