@@ -172,14 +172,21 @@ func (o *outputs) startFiles(files []outputFile, started []*pendingFile) error {
 }
 
 // openDirect opens p, a pipe or a device, for writing in place, without
-// the lock while it opens.
+// the lock while it opens. A named pipe no process reads is refused at
+// once (openPipe), as capture --out refuses it, not waited on.
 func (o *outputs) openDirect(p *pendingFile) error {
-	f, err := os.OpenFile(p.path, os.O_WRONLY|os.O_TRUNC, 0)
+	var f *os.File
+	var err error
+	if st, serr := os.Stat(p.path); serr == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+		f, err = openPipe(p.flag, p.path)
+	} else if f, err = os.OpenFile(p.path, os.O_WRONLY|os.O_TRUNC, 0); err != nil {
+		err = failureWords(p.flag+" "+p.path, writeProblem(err, ""))
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err != nil {
 		p.state = abandoned
-		return failureWords(p.flag+" "+p.path, writeProblem(err, ""))
+		return err
 	}
 	p.tmp = f
 	return nil

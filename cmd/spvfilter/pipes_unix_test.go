@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // pipeRun is what a command run beside a test returned.
@@ -183,6 +185,80 @@ func TestCaptureOutPipe(t *testing.T) {
 				case <-time.After(5 * time.Second):
 					t.Error("the reader was not given the end of the stream")
 				}
+			}
+		})
+	}
+}
+
+// TestSaveBlocksOddFiles: lab --save-blocks given a named pipe streams
+// the block file into it when its reader is running, and refuses at once,
+// naming --save-blocks, a pipe no process reads (it waited for a reader
+// for ever, saying nothing); a device, or a link to one, which keeps no
+// block file to read back, and a directory are refused before connecting.
+// Before, a link to /dev/zero took the blocks and lost them, exit 0.
+func TestSaveBlocksOddFiles(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 3)
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero.blocks")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		path   func(t *testing.T) string
+		reader bool
+		status int
+		want   string
+	}{
+		{"pipe with its reader", makeFifo, true, exitOK, ""},
+		{"pipe no process reads", makeFifo, false, exitBadInput, ": a named pipe that no process reads: start its reader first"},
+		{"link to /dev/zero", func(*testing.T) string { return zero }, false, exitBadInput, ": a link to the device /dev/zero, not a file: the blocks written there could not be read back with lab --blocks"},
+		{"/dev/null", func(*testing.T) string { return os.DevNull }, false, exitBadInput, ": a device, not a file"},
+		{"directory", func(*testing.T) string { return dir }, false, exitBadInput, ": a directory, not a file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.path(t)
+			read := make(chan []byte, 1)
+			if tc.reader {
+				hold, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer hold.Close()
+				go func() {
+					f, err := os.Open(path)
+					if err != nil {
+						read <- []byte(err.Error())
+						return
+					}
+					b, _ := io.ReadAll(f)
+					f.Close()
+					read <- b
+				}()
+			}
+			r := runWithin(t, 20*time.Second, path, "lab", "--connect", node.P2PAddr, "--network", "regtest", "--probes", "0", "--timing", "0", "--save-blocks", path)
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.stderr)
+			}
+			if tc.want != "" && !strings.Contains(r.stderr, "--save-blocks "+path+tc.want) {
+				t.Errorf("stderr %q\nwant --save-blocks %s%s", r.stderr, path, tc.want)
+			}
+			if !tc.reader {
+				return
+			}
+			select {
+			case got := <-read:
+				blocks := filepath.Join(t.TempDir(), "read.blocks")
+				if err := os.WriteFile(blocks, got, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				doc := runLabJSON(t, "--blocks", blocks, "--probes", "0", "--timing", "0")
+				if doc.BlockCount != 4 {
+					t.Errorf("the reader's block file holds %d blocks, want 4 (genesis and 3 mined)", doc.BlockCount)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("the reader was not given the end of the block file")
 			}
 		})
 	}
