@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -210,10 +208,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 		return a.printJSON(out)
 	}
 	printFetches(a.stdout, &out, f.show)
-	fmt.Fprintln(a.stdout, "\nnext:")
-	for _, line := range fetchesNext(f) {
-		fmt.Fprintf(a.stdout, "  %s\n", line)
-	}
+	printNext(a.stdout, fetchesNext(f))
 	return nil
 }
 
@@ -243,22 +238,10 @@ func fetchesNext(f *fetchesFlags) []string {
 		args = append(args, "--max-matches", strconv.Itoa(f.maxMatches))
 	}
 	next := []string{strings.Join(args, " ") + " --json > fetches.json    # every figure, and each session's warnings"}
-	if len(f.captures) == 1 && f.captures[0] != "-" {
-		labels := filepath.Join(filepath.Dir(f.captures[0]), "labels.json")
-		if st, err := os.Stat(labels); err == nil && st.Mode().IsRegular() {
-			next = append(next, "spvfilter privacy evaluate --labels "+shellWord(labels)+" --report fetches.json    # score it against the simulation's labels")
-		}
+	if len(f.captures) == 1 {
+		next = append(next, evaluateNext(f.captures[0], "fetches.json")...)
 	}
 	return next
-}
-
-// shellWord is s as one word of a shell command: as it is when it holds
-// nothing a shell reads otherwise, else in single quotes.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // indexOfOtherBlocks is bad input when no session scanned a block of the
