@@ -103,7 +103,9 @@ with its own numbers; --json gives each group's reason whole. A warning
 several sessions give is said once, naming them (all, or the first
 few), each number that differs between them as its range; --json's
 warning_sessions lists beside each warning the ids of every session
-that gives it, and each session's report keeps its own warnings.`
+that gives it, and each session's report folds them alike: its
+warning_indexes give the place in "warnings" of each warning it gives,
+and its own "warnings" hold, whole, only those no other session gives.`
 
 // fetchesExample shows privacy fetches on one node's capture, one client,
 // its sessions intersected, and colluding nodes.
@@ -142,8 +144,8 @@ func (f *fetchesFlags) register(fl *pflag.FlagSet) {
 
 // fetchesOutput is the JSON of privacy fetches.
 type fetchesOutput struct {
-	Index   fetchesIndex          `json:"index"`
-	Clients []*attack.FetchReport `json:"clients"`
+	Index   fetchesIndex       `json:"index"`
+	Clients []*fetchClientJSON `json:"clients"`
 	// Intersection is null without --intersect, Collusion without
 	// --collude.
 	Intersection *intersectionJSON `json:"intersection"`
@@ -156,10 +158,22 @@ type fetchesOutput struct {
 	WarningSessions [][]string `json:"warning_sessions"`
 }
 
+// fetchClientJSON is a session's report as --json gives it, its warnings
+// folded as the output's are: WarningIndexes gives the place in the
+// output's Warnings of each warning the session gives, and Warnings,
+// whole, only those no other report gives (a warning several give is
+// said once, in the output's Warnings, each number that differs as its
+// range: it is not repeated in every session's report).
+type fetchClientJSON struct {
+	*attack.FetchReport
+	Warnings       []string `json:"warnings"`
+	WarningIndexes []int    `json:"warning_indexes"`
+}
+
 // intersectionJSON is the report of the sessions joined by --intersect:
 // as a session's, but of no one client (null).
 type intersectionJSON struct {
-	*attack.FetchReport
+	*fetchClientJSON
 	Client *string `json:"client"`
 }
 
@@ -337,17 +351,33 @@ func sayJoined(w io.Writer, f *fetchesFlags, sessions []*capture.FetchSession) {
 // index of header hd, and the warnings, the BIP 37 sessions left out
 // named.
 func newFetchesOutput(f *fetchesFlags, hd *universe.IndexHeader, reps []*attack.FetchReport, bip37 []string) fetchesOutput {
-	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}, Clients: reps}
+	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}}
 	joined := ""
 	switch {
 	case f.intersect:
-		out.Clients, out.Intersection = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
 		joined = "the intersection"
 	case f.collude:
-		out.Clients, out.Collusion = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
 		joined = "the collusion"
 	}
-	out.Warnings, out.WarningSessions = foldSessionWarnings(reps, joined)
+	var refs [][]int
+	out.Warnings, out.WarningSessions, refs = foldSessionWarnings(reps, joined)
+	clients := make([]*fetchClientJSON, len(reps))
+	for i, r := range reps {
+		c := &fetchClientJSON{FetchReport: r, Warnings: []string{}, WarningIndexes: refs[i]}
+		for k, w := range r.Warnings {
+			if len(out.WarningSessions[refs[i][k]]) == 1 {
+				c.Warnings = append(c.Warnings, w)
+			}
+		}
+		clients[i] = c
+	}
+	out.Clients = clients
+	switch {
+	case f.intersect:
+		out.Clients, out.Intersection = clients[:len(clients)-1], &intersectionJSON{fetchClientJSON: clients[len(clients)-1]}
+	case f.collude:
+		out.Clients, out.Collusion = clients[:len(clients)-1], &intersectionJSON{fetchClientJSON: clients[len(clients)-1]}
+	}
 	if len(bip37) > 0 {
 		out.WarningSessions = append(out.WarningSessions, bip37)
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s left out, BIP 37 clients (a filter loaded, blocks asked for without a BIP 157 filter range), whose filters privacy analyze --capture reads: %s",
@@ -465,7 +495,7 @@ func printFetches(w io.Writer, out *fetchesOutput, show int) {
 			fmt.Fprintf(w, " %s", r.UserAgent)
 		}
 		fmt.Fprintln(w)
-		printFetchReport(w, r, show, reasons)
+		printFetchReport(w, r.FetchReport, show, reasons)
 	}
 	if r := out.Intersection; r != nil {
 		fmt.Fprintf(w, "\nintersection of %s, taken as one client's: %s\n", plural(len(out.Clients), "session"), r.Session)
@@ -683,13 +713,16 @@ func (f *warningFold) who(total int, joined string) string {
 
 // foldSessionWarnings gives the warnings of the reports once each: a
 // warning several sessions share, but for its numbers, is said once for
-// all of them, each number that differs as its range (each report keeps
-// its own in its "warnings"), and beside it the ids of the sessions that
-// give it. With joined, the last report joins the others (the
-// intersection, or the collusion), named so.
-func foldSessionWarnings(reps []*attack.FetchReport, joined string) (warnings []string, sessions [][]string) {
+// all of them, each number that differs as its range, and beside it the
+// ids of the sessions that give it; refs gives, for each report, the
+// place in warnings of each of its warnings, in their order. With
+// joined, the last report joins the others (the intersection, or the
+// collusion), named so.
+func foldSessionWarnings(reps []*attack.FetchReport, joined string) (warnings []string, sessions [][]string, refs [][]int) {
 	var folds []*warningFold
 	byTemplate := map[string]*warningFold{}
+	index := map[*warningFold]int{}
+	refs = make([][]int, len(reps))
 	total := len(reps)
 	if joined != "" {
 		total--
@@ -701,8 +734,10 @@ func foldSessionWarnings(reps []*attack.FetchReport, joined string) (warnings []
 			if f == nil {
 				f = &warningFold{template: template, numbers: make([][]string, len(nums))}
 				byTemplate[template] = f
+				index[f] = len(folds)
 				folds = append(folds, f)
 			}
+			refs[i] = append(refs[i], index[f])
 			for k, n := range nums {
 				f.numbers[k] = append(f.numbers[k], n)
 			}
@@ -722,5 +757,10 @@ func foldSessionWarnings(reps []*attack.FetchReport, joined string) (warnings []
 		}
 		sessions = append(sessions, ids)
 	}
-	return warnings, sessions
+	for i := range refs {
+		if refs[i] == nil {
+			refs[i] = []int{}
+		}
+	}
+	return warnings, sessions, refs
 }
