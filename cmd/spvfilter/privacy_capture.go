@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -191,7 +190,7 @@ func (f *captureFlags) check() error {
 // serve runs the relay r until SIGINT or SIGTERM, or until --duration
 // ends, after saying where it listens.
 func (f *captureFlags) serve(ctx context.Context, a *app, r *capture.Relay, network string) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := a.signalContext(ctx)
 	defer stop()
 	if f.duration > 0 {
 		var cancel context.CancelFunc

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -160,7 +157,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := a.signalContext(ctx)
 	defer stop()
 	st, to, err := collectUniverse(ctx, a, f, params)
 	if err != nil {

@@ -48,6 +48,9 @@ type app struct {
 
 	// stopSignals stops endOnSignal's watch, once the command returned.
 	stopSignals func()
+	// stopEarlySignals, for a command that watches for signals itself,
+	// stops endOnSignal's watch once it does (signalContext).
+	stopEarlySignals func()
 
 	// outputs are the files the command writes, put in place only
 	// once written whole.

@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -673,7 +671,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := a.signalContext(context.Background())
 	defer stop()
 	start := time.Now()
 	res, err := a.executeScan(ctx, plan)
