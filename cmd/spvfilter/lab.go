@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -685,18 +684,8 @@ func checkReplaceBlocks(path string) error {
 	if path == "" || err != nil {
 		return nil
 	}
-	if st.Mode()&fs.ModeDevice != 0 {
-		// /dev/null or /dev/zero keeps nothing, /dev/full takes nothing:
-		// a block file is for lab --blocks to read back.
-		dest, derr := destination("--save-blocks", path)
-		if derr != nil {
-			return derr
-		}
-		what := "a device"
-		if dest != path {
-			what = "a link to the device " + dest
-		}
-		return badInput("--save-blocks %s: %s, not a file: the blocks written there could not be read back with lab --blocks (give a file, or a named pipe whose reader is running)", path, what)
+	if err := refuseDevice("--save-blocks", path, "the blocks written there could not be read back with lab --blocks (give a file, or a named pipe whose reader is running)"); err != nil {
+		return err
 	}
 	if st.Size() == 0 {
 		return nil

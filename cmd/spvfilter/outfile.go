@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -144,4 +145,24 @@ func openPipe(flag, path string) (*os.File, error) {
 		return nil, badInputWords(flag+" "+path, err)
 	}
 	return file, nil
+}
+
+// refuseDevice refuses as bad input an output path that is a device or a
+// link to one (/dev/null and /dev/zero keep nothing, /dev/full takes
+// nothing), for a file that is written to be read back: why says so, and
+// what to give instead.
+func refuseDevice(flag, path, why string) error {
+	st, err := os.Stat(path)
+	if path == "" || err != nil || st.Mode()&fs.ModeDevice == 0 {
+		return nil
+	}
+	dest, err := destination(flag, path)
+	if err != nil {
+		return err
+	}
+	what := "a device"
+	if dest != path {
+		what = "a link to the device " + dest
+	}
+	return badInput("%s %s: %s, not a file: %s", flag, path, what, why)
 }

@@ -263,3 +263,33 @@ func TestSaveBlocksOddFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestUniverseIndexOnDevice: privacy universe --index given a device, or
+// a link to one, is refused before connecting, naming --index and what to
+// give, with --force too: an index is written to be read back by privacy
+// fetches. Before, it was "the file exists (give --force to replace it)",
+// and with --force the index went into the device.
+func TestUniverseIndexOnDevice(t *testing.T) {
+	zero := filepath.Join(t.TempDir(), "zero.idx")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path, want string
+		force            bool
+	}{
+		{"link to /dev/zero", zero, ": a link to the device /dev/zero, not a file: the index written there could not be read back with privacy fetches --index (give a file)", false},
+		{"/dev/null with --force", os.DevNull, ": a device, not a file", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", filepath.Join(t.TempDir(), "u.txt"), "--index", tc.path}
+			if tc.force {
+				args = append(args, "--force")
+			}
+			_, stderr, status := runCLI(t, "", args...)
+			if status != exitBadInput || !strings.Contains(stderr, "--index "+tc.path+tc.want) {
+				t.Errorf("status %d, stderr %q\nwant %d and --index %s%s", status, stderr, exitBadInput, tc.path, tc.want)
+			}
+		})
+	}
+}

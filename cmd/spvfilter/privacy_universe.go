@@ -132,6 +132,9 @@ func (f *universeFlags) check() error {
 	if err := distinctOutputs(outputFile{"--out", f.out}, outputFile{"--index", f.index}); err != nil {
 		return err
 	}
+	if err := refuseDevice("--index", f.index, "the index written there could not be read back with privacy fetches --index (give a file)"); err != nil {
+		return err
+	}
 	for _, o := range []struct{ flag, path string }{{"--out", f.out}, {"--index", f.index}} {
 		if err := checkOutputFile(o.flag, o.path); err != nil {
 			return err
