@@ -58,54 +58,55 @@ F-k)/C(B, F) per candidate (about f^k), are shown beside it. Matches that
 downloads cannot tell apart form a group: those of the same two or more
 blocks, and a match all of whose appearances lie in transactions of other
 matches (a payer's change beside a payment to the wallet, the payee of the
-wallet's spend), joined to each. A group holds the wallet's script with one
-less the share of chance among the groups of its k; a member appearing in
-more blocks than the others keeps most of that, one riding in the others'
-transactions is the wallet's with half of it (downloads cannot tell a
-payer's change from the wallet's own change), and members of as many
-appearances as the top one are ambiguous with each other (named in
-ambiguous_with: one of them, not each, is the wallet's, so each of n has
-a share 1/n of the group's probability). Every script seen
-once in a fetched block matches, so a match of one appearance is the
-wallet's with the share the fetched blocks carry beyond what their
-neighbours, the nearest blocks not fetched, carry. Probabilities come with
-95% intervals (JSON keys ending in _low and _high); the report also gives
-the estimated number of the wallet's groups and of its matches of one
-appearance, and a verdict in plain words. --client HOST, HOST:PORT or
-SESSION keeps those sessions only; --intersect also joins them as one
-client's: its scanned range is the union of theirs, and a block counts as
-fetched when every session that scanned it fetched it. --collude instead
-joins them as colluding nodes see one client: the union of what they
-scanned and of what they fetched, so that a script whose blocks were
-fetched from different nodes matches there (spreading downloads over
-peers does not protect against nodes that pool their captures). --capture
-may be given several times, a capture per node: the session ids then
-take a capN: prefix, N the file's place. --cover-target P is for captures
-of a client that fetches cover scripts to keep every script's probability
-at most P (spvfilter scan --privacy-target P): it caps each probability
-at P, the posterior of an attacker who knows the target and cannot tell
-the covers from the wallet. Without --cover-target, a session that names
-a script or a group at 0.5 or more is warned that covers cannot be ruled
-out: the downloads do not tell them from the wallet's, whatever the user
-agent, and covers to a target below a probability overstate it. A script that appears, in at least half its blocks, in transactions
-paying more than four matched scripts at once (a batched payment, where a
-payer's change reused across batches has the same evidence) has three
-quarters of its class's probability (batched in --json); a group or script
-of two or more appearances all of whose blocks are blocks of another group
-of as many appearances or more, in transactions of its own, is explained by
-the downloads of that group whatever its owner (another wallet's address
-reused in the wallet's blocks) and has half its class's (nested). The sessions of BIP 37 clients (a filter loaded,
-blocks asked for without a BIP 157 filter range) are left out, with a
-warning: their filters say what they watch (privacy analyze --capture).
-The text report says each kind of group reason whole once, under a
-letter, its numbers as #1, #2, ..., and each group names it by letter
-with its own numbers; --json gives each group's reason whole. A warning
-several sessions give is said once, naming them (all, or the first
+wallet's spend), joined to each. A group holds the wallet's script with
+one less the share of chance among the groups of its k; a member appearing
+in more blocks than the others keeps most of that, one riding in the
+others' transactions is the wallet's with half of it (downloads cannot
+tell a payer's change from the wallet's own change), and members of as
+many appearances as the top one are ambiguous with each other (named in
+ambiguous_with: one of them, not each, is the wallet's, so each of n has a
+share 1/n of the group's probability). Every script seen once in a fetched
+block matches, so a match of one appearance is the wallet's with the share
+the fetched blocks carry beyond what their neighbours, the nearest blocks
+not fetched, carry. Probabilities come with 95% intervals (JSON keys
+ending in _low and _high); the report also gives the estimated number of
+the wallet's groups and of its matches of one appearance, and a verdict in
+plain words. --client HOST, HOST:PORT or SESSION keeps those sessions
+only; --intersect also joins them as one client's: its scanned range is
+the union of theirs, and a block counts as fetched when every session that
+scanned it fetched it. --collude instead joins them as colluding nodes see
+one client: the union of what they scanned and of what they fetched, so
+that a script whose blocks were fetched from different nodes matches there
+(spreading downloads over peers does not protect against nodes that pool
+their captures). --capture may be given several times, a capture per node:
+the session ids then take a capN: prefix, N the file's place.
+--cover-target P is for captures of a client that fetches cover scripts to
+keep every script's probability at most P (spvfilter scan --privacy-target
+P): it caps each probability at P, the posterior of an attacker who knows
+the target and cannot tell the covers from the wallet. Without
+--cover-target, a session that names a script or a group at 0.5 or more is
+warned that covers cannot be ruled out: the downloads do not tell them
+from the wallet's, whatever the user agent, and covers to a target below a
+probability overstate it. A script that appears, in at least half its
+blocks, in transactions paying more than four matched scripts at once (a
+batched payment, where a payer's change reused across batches has the same
+evidence) has three quarters of its class's probability (batched in
+--json); a group or script of two or more appearances all of whose blocks
+are blocks of another group of as many appearances or more, in
+transactions of its own, is explained by the downloads of that group
+whatever its owner (another wallet's address reused in the wallet's
+blocks) and has half its class's (nested). The sessions of BIP 37 clients
+(a filter loaded, blocks asked for without a BIP 157 filter range) are
+left out, with a warning: their filters say what they watch (privacy
+analyze --capture). The text report says each kind of group reason whole
+once, under a letter, its numbers as #1, #2, ..., and each group names it
+by letter with its own numbers; --json gives each group's reason whole. A
+warning several sessions give is said once, naming them (all, or the first
 few), each number that differs between them as its range; --json's
-warning_sessions lists beside each warning the ids of every session
-that gives it, and each session's report folds them alike: its
-warning_indexes give the place in "warnings" of each warning it gives,
-and its own "warnings" hold, whole, only those no other session gives.`
+warning_sessions lists beside each warning the ids of every session that
+gives it, and each session's report folds them alike: its warning_indexes
+give the place in "warnings" of each warning it gives, and its own
+"warnings" hold, whole, only those no other session gives.`
 
 // fetchesExample shows privacy fetches on one node's capture, one client,
 // its sessions intersected, and colluding nodes.
