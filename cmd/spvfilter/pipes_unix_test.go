@@ -50,6 +50,31 @@ func runWithin(t *testing.T, limit time.Duration, fifo string, args ...string) p
 	}
 }
 
+// readFifo starts the reader of the named pipe fifo: one that holds it
+// open from now (a non-blocking opening returns at once), so that a
+// writer's opening finds it read, and one that reads until the writer
+// closes it; the channel gets what was read (or the opening's error).
+func readFifo(t *testing.T, fifo string) <-chan string {
+	t.Helper()
+	hold, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hold.Close() })
+	read := make(chan string, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			read <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		read <- string(b)
+	}()
+	return read
+}
+
 // makeFifo makes a named pipe in a directory of the test's.
 func makeFifo(t *testing.T) string {
 	t.Helper()
@@ -147,26 +172,9 @@ func TestCaptureOutPipe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			up := startVersionAnswerer(t)
 			fifo := makeFifo(t)
-			read := make(chan string, 1)
+			var read <-chan string
 			if tc.reader {
-				// A reader that holds the pipe from now (a non-blocking
-				// opening returns at once), and one that reads until
-				// capture closes it.
-				hold, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer hold.Close()
-				go func() {
-					f, err := os.Open(fifo)
-					if err != nil {
-						read <- err.Error()
-						return
-					}
-					b, _ := io.ReadAll(f)
-					f.Close()
-					read <- string(b)
-				}()
+				read = readFifo(t, fifo)
 			}
 			r := runWithin(t, 10*time.Second, fifo, "privacy", "capture", "--listen", freeLoopbackAddr(t), "--upstream", up,
 				"--network", "regtest", "--out", fifo, "--duration", "300ms")
@@ -219,23 +227,9 @@ func TestSaveBlocksOddFiles(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := tc.path(t)
-			read := make(chan []byte, 1)
+			var read <-chan string
 			if tc.reader {
-				hold, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer hold.Close()
-				go func() {
-					f, err := os.Open(path)
-					if err != nil {
-						read <- []byte(err.Error())
-						return
-					}
-					b, _ := io.ReadAll(f)
-					f.Close()
-					read <- b
-				}()
+				read = readFifo(t, path)
 			}
 			r := runWithin(t, 20*time.Second, path, "lab", "--connect", node.P2PAddr, "--network", "regtest", "--probes", "0", "--timing", "0", "--save-blocks", path)
 			if r.status != tc.status {
@@ -250,7 +244,7 @@ func TestSaveBlocksOddFiles(t *testing.T) {
 			select {
 			case got := <-read:
 				blocks := filepath.Join(t.TempDir(), "read.blocks")
-				if err := os.WriteFile(blocks, got, 0o600); err != nil {
+				if err := os.WriteFile(blocks, []byte(got), 0o600); err != nil {
 					t.Fatal(err)
 				}
 				doc := runLabJSON(t, "--blocks", blocks, "--probes", "0", "--timing", "0")
