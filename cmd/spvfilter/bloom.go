@@ -272,9 +272,10 @@ function. With --json it prints an object with the payload
 
 A filter that would match everything is refused (exit status 2) unless
 --allow-degenerate is given: 0 bytes (too few elements for the rate) or 0
-hash functions (more elements than 36,000 bytes hold at the rate, or a rate
-above about 0.38, where Core's sizing leaves fewer than 2 bits per element). A filter the size limit keeps from the requested rate, and
-one filled far beyond one half by its elements, carry a warning.
+hash functions (more elements than 36,000 bytes hold at the rate, or a
+rate above about 0.38, where Core's sizing leaves fewer than 2 bits per
+element). A filter the size limit keeps from the requested rate, and one
+filled far beyond one half by its elements, carry a warning.
 
 --tweak is added to every hash function's seed (choose it at random for
 privacy); --flags selects what a node adds to the filter when an output

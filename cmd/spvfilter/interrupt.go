@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -57,15 +58,31 @@ var watchesSignals = map[string]bool{
 	"privacy capture": true, "privacy universe": true,
 }
 
-// endOnSignal makes Ctrl-C or SIGTERM end the command c, unless it
-// watches for them itself (see exitOnSignal). The returned function stops
-// watching, once c has returned.
-func (a *app) endOnSignal(c *cobra.Command) (stop func()) {
+// endOnSignal makes Ctrl-C or SIGTERM end the command c (see
+// exitOnSignal); a command that watches for them itself is ended so only
+// until it starts to (signalContext): before, while it read its
+// arguments or reached its nodes, a signal ended it silently. The
+// returned function stops watching, once c has returned.
+func (a *app) endOnSignal(c *cobra.Command) func() {
 	name := strings.TrimPrefix(c.CommandPath(), c.Root().Name()+" ")
-	if watchesSignals[name] {
-		return func() {}
+	stopExit := a.exitOnSignal(name)
+	if !watchesSignals[name] {
+		return stopExit
 	}
-	return a.exitOnSignal(name)
+	var once sync.Once
+	a.stopEarlySignals = func() { once.Do(stopExit) }
+	return a.stopEarlySignals
+}
+
+// signalContext is parent, ended by Ctrl-C or SIGTERM, for a command
+// that watches for them itself (watchesSignals): from now the signal
+// ends the command's work, no longer the process (endOnSignal).
+func (a *app) signalContext(parent context.Context) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	if a.stopEarlySignals != nil {
+		a.stopEarlySignals()
+	}
+	return ctx, stop
 }
 
 // signalLockWait is how long exitOnSignal waits for a commit or a write

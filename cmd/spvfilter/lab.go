@@ -90,7 +90,10 @@ gcs/lab, ReadBlockFile): the line "spvfilter blocks 1", the network's
 magic and the first block's height (4 bytes each, little-endian), then
 each block as its length (4 bytes) and its serialization with witness
 data; reading checks that each block follows the one before and its
-transactions give its merkle root.
+transactions give its merkle root. FILE may be a named pipe (mkfifo)
+whose reader is already running: the block file streams into it; a pipe
+no process reads is refused at once, as is a device (/dev/null keeps
+nothing to read back).
 
 Exit status: 0 done, 2 bad input, 1 failure (a node, --from or --to above
 the nodes' chain tip, a design that loses a member).`
@@ -123,7 +126,7 @@ func newLabCommand(a *app) *cobra.Command {
 func (f *labFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.vectors, "vectors", "", "file of BIP 158 test vectors whose blocks to use (@FILE too; default: none, the blocks come from --blocks or nodes)")
 	fl.StringVar(&f.blocks, "blocks", "", "block file (written by --save-blocks) whose blocks to use (@FILE too; default: none, the blocks come from --vectors or nodes)")
-	fl.StringVar(&f.save, "save-blocks", "", "with nodes: write the blocks downloaded to this block file (an earlier block file there is replaced, another file refused; default: none written)")
+	fl.StringVar(&f.save, "save-blocks", "", "with nodes: write the blocks downloaded to this block file, or a named pipe its reader holds open (an earlier block file there is replaced, another file refused; default: none written)")
 	f.peerFlags.register(fl)
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.Int32Var(&f.from, "from", 0, "with nodes: first block height (default 0, the genesis block)")
@@ -678,7 +681,13 @@ func percent(x float64) string {
 // not a file of another kind given there by mistake.
 func checkReplaceBlocks(path string) error {
 	st, err := os.Stat(path)
-	if path == "" || err != nil || st.Size() == 0 {
+	if path == "" || err != nil {
+		return nil
+	}
+	if err := refuseDevice("--save-blocks", path, "the blocks written there could not be read back with lab --blocks (give a file, or a named pipe whose reader is running)"); err != nil {
+		return err
+	}
+	if st.Size() == 0 {
 		return nil
 	}
 	switch kind := fileKindOf(path); kind {

@@ -111,7 +111,7 @@ type blockSaver struct {
 
 // newBlockSaver starts a block file of network net at path.
 func newBlockSaver(out *outputs, path string, net wire.BitcoinNet) (*blockSaver, error) {
-	file, err := out.create("--save-blocks", path)
+	file, err := out.createStream("--save-blocks", path)
 	if err != nil {
 		return nil, err
 	}

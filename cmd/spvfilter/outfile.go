@@ -3,8 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // checkOutputFile refuses, before any work is done, an output file that
@@ -127,4 +129,40 @@ func sameOutput(a, b string) bool {
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
 	return errA == nil && errB == nil && os.SameFile(sa, sb)
+}
+
+// openPipe opens the named pipe path, named by flag in errors, to write
+// into: a pipe no process holds open for reading is refused at once as
+// bad input, not waited on (an opening for writing would wait for a
+// reader for ever, saying nothing). Writes to the file returned wait
+// for the reader, as to a pipe opened without O_NONBLOCK.
+func openPipe(flag, path string) (*os.File, error) {
+	file, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ENXIO) {
+		return nil, badInput("%s %s: a named pipe that no process reads: start its reader first (the output goes into a pipe only while a process reads it)", flag, path)
+	}
+	if err != nil {
+		return nil, badInputWords(flag+" "+path, err)
+	}
+	return file, nil
+}
+
+// refuseDevice refuses as bad input an output path that is a device or a
+// link to one (/dev/null and /dev/zero keep nothing, /dev/full takes
+// nothing), for a file that is written to be read back: why says so, and
+// what to give instead.
+func refuseDevice(flag, path, why string) error {
+	st, err := os.Stat(path)
+	if path == "" || err != nil || st.Mode()&fs.ModeDevice == 0 {
+		return nil
+	}
+	dest, err := destination(flag, path)
+	if err != nil {
+		return err
+	}
+	what := "a device"
+	if dest != path {
+		what = "a link to the device " + dest
+	}
+	return badInput("%s %s: %s, not a file: %s", flag, path, what, why)
 }

@@ -8,11 +8,9 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -215,7 +213,7 @@ func (out *peersOutput) connect(a *app, datadir string, params *chaincfg.Params,
 			return err
 		}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := a.signalContext(context.Background())
 	defer stop()
 	onHeaders, headersDone := a.headerBar()
 	cfg.OnHeaders = onHeaders

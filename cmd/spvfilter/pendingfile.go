@@ -108,6 +108,19 @@ func (o *outputs) create(flag, path string) (*pendingFile, error) {
 	return files[0], nil
 }
 
+// createStream is create for a file written as the work goes on, such as
+// lab's block file, given a named pipe: one no process reads is refused
+// at once (openPipe), as privacy capture --out refuses it, not waited on
+// before any work, saying nothing. (A plot, opened as create opens it,
+// waits for its pipe's reader until interrupted.)
+func (o *outputs) createStream(flag, path string) (*pendingFile, error) {
+	files, err := o.createAll(true, outputFile{flag, path})
+	if err != nil {
+		return nil, err
+	}
+	return files[0], nil
+}
+
 // createEach starts the file of each of files that names one, nil for
 // the others, in their order: all of them at once, as an interrupt sees
 // them (it removes all, or comes after). A pipe or a device is opened
@@ -116,6 +129,12 @@ func (o *outputs) create(flag, path string) (*pendingFile, error) {
 // but name it, and the files started before it. Before, beside each
 // file, the hidden files a killed process left are removed (sweep).
 func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
+	return o.createAll(false, files...)
+}
+
+// createAll is createEach; with refuseUnread, a named pipe no process
+// reads is refused (see createStream).
+func (o *outputs) createAll(refuseUnread bool, files ...outputFile) ([]*pendingFile, error) {
 	started := make([]*pendingFile, len(files))
 	var direct []*pendingFile
 	for i, f := range files {
@@ -137,7 +156,7 @@ func (o *outputs) createEach(files ...outputFile) ([]*pendingFile, error) {
 		return nil, err
 	}
 	for _, p := range direct {
-		if err := o.openDirect(p); err != nil {
+		if err := o.openDirect(p, refuseUnread); err != nil {
 			return nil, err
 		}
 	}
@@ -172,14 +191,21 @@ func (o *outputs) startFiles(files []outputFile, started []*pendingFile) error {
 }
 
 // openDirect opens p, a pipe or a device, for writing in place, without
-// the lock while it opens.
-func (o *outputs) openDirect(p *pendingFile) error {
-	f, err := os.OpenFile(p.path, os.O_WRONLY|os.O_TRUNC, 0)
+// the lock while it opens. With refuseUnread, a named pipe no process
+// reads is refused at once (openPipe), not waited on.
+func (o *outputs) openDirect(p *pendingFile, refuseUnread bool) error {
+	var f *os.File
+	var err error
+	if st, serr := os.Stat(p.path); refuseUnread && serr == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+		f, err = openPipe(p.flag, p.path)
+	} else if f, err = os.OpenFile(p.path, os.O_WRONLY|os.O_TRUNC, 0); err != nil {
+		err = failureWords(p.flag+" "+p.path, writeProblem(err, ""))
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if err != nil {
 		p.state = abandoned
-		return failureWords(p.flag+" "+p.path, writeProblem(err, ""))
+		return err
 	}
 	p.tmp = f
 	return nil

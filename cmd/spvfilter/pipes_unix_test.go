@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // pipeRun is what a command run beside a test returned.
@@ -46,6 +48,31 @@ func runWithin(t *testing.T, limit time.Duration, fifo string, args ...string) p
 		t.Fatalf("%s: no answer within %v, and still waiting", strings.Join(args, " "), limit)
 		return pipeRun{}
 	}
+}
+
+// readFifo starts the reader of the named pipe fifo: one that holds it
+// open from now (a non-blocking opening returns at once), so that a
+// writer's opening finds it read, and one that reads until the writer
+// closes it; the channel gets what was read (or the opening's error).
+func readFifo(t *testing.T, fifo string) <-chan string {
+	t.Helper()
+	hold, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { hold.Close() })
+	read := make(chan string, 1)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			read <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		read <- string(b)
+	}()
+	return read
 }
 
 // makeFifo makes a named pipe in a directory of the test's.
@@ -145,26 +172,9 @@ func TestCaptureOutPipe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			up := startVersionAnswerer(t)
 			fifo := makeFifo(t)
-			read := make(chan string, 1)
+			var read <-chan string
 			if tc.reader {
-				// A reader that holds the pipe from now (a non-blocking
-				// opening returns at once), and one that reads until
-				// capture closes it.
-				hold, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer hold.Close()
-				go func() {
-					f, err := os.Open(fifo)
-					if err != nil {
-						read <- err.Error()
-						return
-					}
-					b, _ := io.ReadAll(f)
-					f.Close()
-					read <- string(b)
-				}()
+				read = readFifo(t, fifo)
 			}
 			r := runWithin(t, 10*time.Second, fifo, "privacy", "capture", "--listen", freeLoopbackAddr(t), "--upstream", up,
 				"--network", "regtest", "--out", fifo, "--duration", "300ms")
@@ -183,6 +193,96 @@ func TestCaptureOutPipe(t *testing.T) {
 				case <-time.After(5 * time.Second):
 					t.Error("the reader was not given the end of the stream")
 				}
+			}
+		})
+	}
+}
+
+// TestSaveBlocksOddFiles: lab --save-blocks given a named pipe streams
+// the block file into it when its reader is running, and refuses at once,
+// naming --save-blocks, a pipe no process reads (it waited for a reader
+// for ever, saying nothing); a device, or a link to one, which keeps no
+// block file to read back, and a directory are refused before connecting.
+// Before, a link to /dev/zero took the blocks and lost them, exit 0.
+func TestSaveBlocksOddFiles(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 3)
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero.blocks")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		path   func(t *testing.T) string
+		reader bool
+		status int
+		want   string
+	}{
+		{"pipe with its reader", makeFifo, true, exitOK, ""},
+		{"pipe no process reads", makeFifo, false, exitBadInput, ": a named pipe that no process reads: start its reader first"},
+		{"link to /dev/zero", func(*testing.T) string { return zero }, false, exitBadInput, ": a link to the device /dev/zero, not a file: the blocks written there could not be read back with lab --blocks"},
+		{"/dev/null", func(*testing.T) string { return os.DevNull }, false, exitBadInput, ": a device, not a file"},
+		{"directory", func(*testing.T) string { return dir }, false, exitBadInput, ": a directory, not a file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.path(t)
+			var read <-chan string
+			if tc.reader {
+				read = readFifo(t, path)
+			}
+			r := runWithin(t, 20*time.Second, path, "lab", "--connect", node.P2PAddr, "--network", "regtest", "--probes", "0", "--timing", "0", "--save-blocks", path)
+			if r.status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.stderr)
+			}
+			if tc.want != "" && !strings.Contains(r.stderr, "--save-blocks "+path+tc.want) {
+				t.Errorf("stderr %q\nwant --save-blocks %s%s", r.stderr, path, tc.want)
+			}
+			if !tc.reader {
+				return
+			}
+			select {
+			case got := <-read:
+				blocks := filepath.Join(t.TempDir(), "read.blocks")
+				if err := os.WriteFile(blocks, []byte(got), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				doc := runLabJSON(t, "--blocks", blocks, "--probes", "0", "--timing", "0")
+				if doc.BlockCount != 4 {
+					t.Errorf("the reader's block file holds %d blocks, want 4 (genesis and 3 mined)", doc.BlockCount)
+				}
+			case <-time.After(10 * time.Second):
+				t.Error("the reader was not given the end of the block file")
+			}
+		})
+	}
+}
+
+// TestUniverseIndexOnDevice: privacy universe --index given a device, or
+// a link to one, is refused before connecting, naming --index and what to
+// give, with --force too: an index is written to be read back by privacy
+// fetches. Before, it was "the file exists (give --force to replace it)",
+// and with --force the index went into the device.
+func TestUniverseIndexOnDevice(t *testing.T) {
+	zero := filepath.Join(t.TempDir(), "zero.idx")
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, path, want string
+		force            bool
+	}{
+		{"link to /dev/zero", zero, ": a link to the device /dev/zero, not a file: the index written there could not be read back with privacy fetches --index (give a file)", false},
+		{"/dev/null with --force", os.DevNull, ": a device, not a file", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", filepath.Join(t.TempDir(), "u.txt"), "--index", tc.path}
+			if tc.force {
+				args = append(args, "--force")
+			}
+			_, stderr, status := runCLI(t, "", args...)
+			if status != exitBadInput || !strings.Contains(stderr, "--index "+tc.path+tc.want) {
+				t.Errorf("status %d, stderr %q\nwant %d and --index %s%s", status, stderr, exitBadInput, tc.path, tc.want)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -94,7 +95,10 @@ match gets the probability that it belongs to the wallet. The estimated
 wallet size, each match's probability and each link's come with a 95%
 interval (JSON keys ending in _low and _high). A filter that matches
 everything, or whose fill is far from one half, is warned about on
-standard error and in the JSON "warnings".`
+standard error and in the JSON "warnings". The text report ends with what
+to run next: the same run with --json, with --link when several sessions
+were not linked, and privacy evaluate when the capture lies beside the
+labels of privacy simulate.`
 
 // analyzeExample shows privacy analyze on filters given in hex and on a
 // capture, with the pair test, linked sessions and one client's sessions
@@ -187,6 +191,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 		return a.printJSON(rep)
 	}
 	printAnalyze(a.stdout, rep, nil, f.show)
+	printNext(a.stdout, analyzeNext(f, 0))
 	return nil
 }
 
@@ -347,7 +352,56 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 		return a.printJSON(out)
 	}
 	printCaptureAnalysis(a.stdout, out, f.show)
+	printNext(a.stdout, analyzeNext(f, len(sessions)))
 	return nil
+}
+
+// maxNextLine bounds the command printed as what to run next: filters
+// given in hex may be kilobytes long, and are then not repeated.
+const maxNextLine = 400
+
+// analyzeNext is what to run after a text report of privacy analyze: the
+// same run with --json, which holds every figure and each report's
+// warnings (as "the same command with --json" when the filters given in
+// hex would make it too long to print); with --capture of several
+// sessions not linked, the run with --link; and, when the capture lies
+// beside the labels of privacy simulate, the scoring of that report.
+// sessions is the number of sessions of the capture analyzed.
+func analyzeNext(f *analyzeFlags, sessions int) []string {
+	args := []string{"spvfilter", "privacy", "analyze"}
+	for _, v := range f.filters {
+		args = append(args, "--filter", shellWord(v))
+	}
+	if f.capture != "" {
+		args = append(args, "--capture", shellWord(f.capture))
+	}
+	if f.client != "" {
+		args = append(args, "--client", shellWord(f.client))
+	}
+	args = append(args, "--universe", shellWord(f.universe))
+	for _, b := range []struct {
+		flag string
+		set  bool
+	}{{"--pair-test", f.pairTest}, {"--strict", f.strict}, {"--intersect", f.intersect}, {"--link", f.link}} {
+		if b.set {
+			args = append(args, b.flag)
+		}
+	}
+	if f.linkThresholdGiven {
+		args = append(args, "--link-threshold", strconv.FormatFloat(f.linkThreshold, 'g', -1, 64))
+	}
+	if f.maxMatches != attack.DefaultMaxMatches {
+		args = append(args, "--max-matches", strconv.Itoa(f.maxMatches))
+	}
+	run := strings.Join(args, " ")
+	if len(run) > maxNextLine {
+		return []string{"the same command with --json    # every figure, and each report's warnings"}
+	}
+	next := []string{run + " --json > report.json    # every figure, and each report's warnings"}
+	if f.capture != "" && !f.link && sessions > 1 {
+		next = append(next, run+" --link    # which sessions probably share a wallet")
+	}
+	return append(next, evaluateNext(f.capture, "report.json")...)
 }
 
 // printWarnings prints each warning on standard error.

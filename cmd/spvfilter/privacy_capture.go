@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"net"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -191,7 +190,7 @@ func (f *captureFlags) check() error {
 // serve runs the relay r until SIGINT or SIGTERM, or until --duration
 // ends, after saying where it listens.
 func (f *captureFlags) serve(ctx context.Context, a *app, r *capture.Relay, network string) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := a.signalContext(ctx)
 	defer stop()
 	if f.duration > 0 {
 		var cancel context.CancelFunc
@@ -222,7 +221,11 @@ func openCaptureOut(a *app, path string) (*captureOut, error) {
 		out.created = path
 	}
 	if st, err := os.Stat(path); err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
-		return openCapturePipe(path)
+		file, err := openPipe("--out", path)
+		if err != nil {
+			return nil, err
+		}
+		return &captureOut{w: file, file: file}, nil
 	}
 	file, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
@@ -230,20 +233,6 @@ func openCaptureOut(a *app, path string) (*captureOut, error) {
 	}
 	out.w, out.file = file, file
 	return out, nil
-}
-
-// openCapturePipe opens the named pipe path, --out, to stream the records
-// into: a pipe no process holds open for reading is refused at once, not
-// waited on (an opening for writing would wait for a reader).
-func openCapturePipe(path string) (*captureOut, error) {
-	file, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ENXIO) {
-		return nil, badInput("--out %s: a named pipe that no process reads: start its reader first (capture streams its records into a pipe only while one reads it)", path)
-	}
-	if err != nil {
-		return nil, badInputWords("--out "+path, err)
-	}
-	return &captureOut{w: file, file: file}, nil
 }
 
 // close closes the file, if one was opened.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,52 +58,55 @@ F-k)/C(B, F) per candidate (about f^k), are shown beside it. Matches that
 downloads cannot tell apart form a group: those of the same two or more
 blocks, and a match all of whose appearances lie in transactions of other
 matches (a payer's change beside a payment to the wallet, the payee of the
-wallet's spend), joined to each. A group holds the wallet's script with one
-less the share of chance among the groups of its k; a member appearing in
-more blocks than the others keeps most of that, one riding in the others'
-transactions is the wallet's with half of it (downloads cannot tell a
-payer's change from the wallet's own change), and members of as many
-appearances as the top one are ambiguous with each other (named in
-ambiguous_with: one of them, not each, is the wallet's, so each of n has
-a share 1/n of the group's probability). Every script seen
-once in a fetched block matches, so a match of one appearance is the
-wallet's with the share the fetched blocks carry beyond what their
-neighbours, the nearest blocks not fetched, carry. Probabilities come with
-95% intervals (JSON keys ending in _low and _high); the report also gives
-the estimated number of the wallet's groups and of its matches of one
-appearance, and a verdict in plain words. --client HOST, HOST:PORT or
-SESSION keeps those sessions only; --intersect also joins them as one
-client's: its scanned range is the union of theirs, and a block counts as
-fetched when every session that scanned it fetched it. --collude instead
-joins them as colluding nodes see one client: the union of what they
-scanned and of what they fetched, so that a script whose blocks were
-fetched from different nodes matches there (spreading downloads over
-peers does not protect against nodes that pool their captures). --capture
-may be given several times, a capture per node: the session ids then
-take a capN: prefix, N the file's place. --cover-target P is for captures
-of a client that fetches cover scripts to keep every script's probability
-at most P (spvfilter scan --privacy-target P): it caps each probability
-at P, the posterior of an attacker who knows the target and cannot tell
-the covers from the wallet. Without --cover-target, a session that names
-a script or a group at 0.5 or more is warned that covers cannot be ruled
-out: the downloads do not tell them from the wallet's, whatever the user
-agent, and covers to a target below a probability overstate it. A script that appears, in at least half its blocks, in transactions
-paying more than four matched scripts at once (a batched payment, where a
-payer's change reused across batches has the same evidence) has three
-quarters of its class's probability (batched in --json); a group or script
-of two or more appearances all of whose blocks are blocks of another group
-of as many appearances or more, in transactions of its own, is explained by
-the downloads of that group whatever its owner (another wallet's address
-reused in the wallet's blocks) and has half its class's (nested). The sessions of BIP 37 clients (a filter loaded,
-blocks asked for without a BIP 157 filter range) are left out, with a
-warning: their filters say what they watch (privacy analyze --capture).
-The text report says each kind of group reason whole once, under a
-letter, its numbers as #1, #2, ..., and each group names it by letter
-with its own numbers; --json gives each group's reason whole. A warning
-several sessions give is said once, naming them (all, or the first
+wallet's spend), joined to each. A group holds the wallet's script with
+one less the share of chance among the groups of its k; a member appearing
+in more blocks than the others keeps most of that, one riding in the
+others' transactions is the wallet's with half of it (downloads cannot
+tell a payer's change from the wallet's own change), and members of as
+many appearances as the top one are ambiguous with each other (named in
+ambiguous_with: one of them, not each, is the wallet's, so each of n has a
+share 1/n of the group's probability). Every script seen once in a fetched
+block matches, so a match of one appearance is the wallet's with the share
+the fetched blocks carry beyond what their neighbours, the nearest blocks
+not fetched, carry. Probabilities come with 95% intervals (JSON keys
+ending in _low and _high); the report also gives the estimated number of
+the wallet's groups and of its matches of one appearance, and a verdict in
+plain words. --client HOST, HOST:PORT or SESSION keeps those sessions
+only; --intersect also joins them as one client's: its scanned range is
+the union of theirs, and a block counts as fetched when every session that
+scanned it fetched it. --collude instead joins them as colluding nodes see
+one client: the union of what they scanned and of what they fetched, so
+that a script whose blocks were fetched from different nodes matches there
+(spreading downloads over peers does not protect against nodes that pool
+their captures). --capture may be given several times, a capture per node:
+the session ids then take a capN: prefix, N the file's place.
+--cover-target P is for captures of a client that fetches cover scripts to
+keep every script's probability at most P (spvfilter scan --privacy-target
+P): it caps each probability at P, the posterior of an attacker who knows
+the target and cannot tell the covers from the wallet. Without
+--cover-target, a session that names a script or a group at 0.5 or more is
+warned that covers cannot be ruled out: the downloads do not tell them
+from the wallet's, whatever the user agent, and covers to a target below a
+probability overstate it. A script that appears, in at least half its
+blocks, in transactions paying more than four matched scripts at once (a
+batched payment, where a payer's change reused across batches has the same
+evidence) has three quarters of its class's probability (batched in
+--json); a group or script of two or more appearances all of whose blocks
+are blocks of another group of as many appearances or more, in
+transactions of its own, is explained by the downloads of that group
+whatever its owner (another wallet's address reused in the wallet's
+blocks) and has half its class's (nested). The sessions of BIP 37 clients
+(a filter loaded, blocks asked for without a BIP 157 filter range) are
+left out, with a warning: their filters say what they watch (privacy
+analyze --capture). The text report says each kind of group reason whole
+once, under a letter, its numbers as #1, #2, ..., and each group names it
+by letter with its own numbers; --json gives each group's reason whole. A
+warning several sessions give is said once, naming them (all, or the first
 few), each number that differs between them as its range; --json's
-warning_sessions lists beside each warning the ids of every session
-that gives it, and each session's report keeps its own warnings.`
+warning_sessions lists beside each warning the ids of every session that
+gives it, and each session's report folds them alike: its warning_indexes
+give the place in "warnings" of each warning it gives, and its own
+"warnings" hold, whole, only those no other session gives.`
 
 // fetchesExample shows privacy fetches on one node's capture, one client,
 // its sessions intersected, and colluding nodes.
@@ -144,8 +145,8 @@ func (f *fetchesFlags) register(fl *pflag.FlagSet) {
 
 // fetchesOutput is the JSON of privacy fetches.
 type fetchesOutput struct {
-	Index   fetchesIndex          `json:"index"`
-	Clients []*attack.FetchReport `json:"clients"`
+	Index   fetchesIndex       `json:"index"`
+	Clients []*fetchClientJSON `json:"clients"`
 	// Intersection is null without --intersect, Collusion without
 	// --collude.
 	Intersection *intersectionJSON `json:"intersection"`
@@ -158,10 +159,22 @@ type fetchesOutput struct {
 	WarningSessions [][]string `json:"warning_sessions"`
 }
 
+// fetchClientJSON is a session's report as --json gives it, its warnings
+// folded as the output's are: WarningIndexes gives the place in the
+// output's Warnings of each warning the session gives, and Warnings,
+// whole, only those no other report gives (a warning several give is
+// said once, in the output's Warnings, each number that differs as its
+// range: it is not repeated in every session's report).
+type fetchClientJSON struct {
+	*attack.FetchReport
+	Warnings       []string `json:"warnings"`
+	WarningIndexes []int    `json:"warning_indexes"`
+}
+
 // intersectionJSON is the report of the sessions joined by --intersect:
 // as a session's, but of no one client (null).
 type intersectionJSON struct {
-	*attack.FetchReport
+	*fetchClientJSON
 	Client *string `json:"client"`
 }
 
@@ -210,10 +223,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 		return a.printJSON(out)
 	}
 	printFetches(a.stdout, &out, f.show)
-	fmt.Fprintln(a.stdout, "\nnext:")
-	for _, line := range fetchesNext(f) {
-		fmt.Fprintf(a.stdout, "  %s\n", line)
-	}
+	printNext(a.stdout, fetchesNext(f))
 	return nil
 }
 
@@ -243,22 +253,10 @@ func fetchesNext(f *fetchesFlags) []string {
 		args = append(args, "--max-matches", strconv.Itoa(f.maxMatches))
 	}
 	next := []string{strings.Join(args, " ") + " --json > fetches.json    # every figure, and each session's warnings"}
-	if len(f.captures) == 1 && f.captures[0] != "-" {
-		labels := filepath.Join(filepath.Dir(f.captures[0]), "labels.json")
-		if st, err := os.Stat(labels); err == nil && st.Mode().IsRegular() {
-			next = append(next, "spvfilter privacy evaluate --labels "+shellWord(labels)+" --report fetches.json    # score it against the simulation's labels")
-		}
+	if len(f.captures) == 1 {
+		next = append(next, evaluateNext(f.captures[0], "fetches.json")...)
 	}
 	return next
-}
-
-// shellWord is s as one word of a shell command: as it is when it holds
-// nothing a shell reads otherwise, else in single quotes.
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:@%+=,-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // indexOfOtherBlocks is bad input when no session scanned a block of the
@@ -354,17 +352,33 @@ func sayJoined(w io.Writer, f *fetchesFlags, sessions []*capture.FetchSession) {
 // index of header hd, and the warnings, the BIP 37 sessions left out
 // named.
 func newFetchesOutput(f *fetchesFlags, hd *universe.IndexHeader, reps []*attack.FetchReport, bip37 []string) fetchesOutput {
-	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}, Clients: reps}
+	out := fetchesOutput{Index: fetchesIndex{Network: hd.Network, From: hd.First, To: hd.Last(), Version: hd.Version}}
 	joined := ""
 	switch {
 	case f.intersect:
-		out.Clients, out.Intersection = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
 		joined = "the intersection"
 	case f.collude:
-		out.Clients, out.Collusion = reps[:len(reps)-1], &intersectionJSON{FetchReport: reps[len(reps)-1]}
 		joined = "the collusion"
 	}
-	out.Warnings, out.WarningSessions = foldSessionWarnings(reps, joined)
+	var refs [][]int
+	out.Warnings, out.WarningSessions, refs = foldSessionWarnings(reps, joined)
+	clients := make([]*fetchClientJSON, len(reps))
+	for i, r := range reps {
+		c := &fetchClientJSON{FetchReport: r, Warnings: []string{}, WarningIndexes: refs[i]}
+		for k, w := range r.Warnings {
+			if len(out.WarningSessions[refs[i][k]]) == 1 {
+				c.Warnings = append(c.Warnings, w)
+			}
+		}
+		clients[i] = c
+	}
+	out.Clients = clients
+	switch {
+	case f.intersect:
+		out.Clients, out.Intersection = clients[:len(clients)-1], &intersectionJSON{fetchClientJSON: clients[len(clients)-1]}
+	case f.collude:
+		out.Clients, out.Collusion = clients[:len(clients)-1], &intersectionJSON{fetchClientJSON: clients[len(clients)-1]}
+	}
 	if len(bip37) > 0 {
 		out.WarningSessions = append(out.WarningSessions, bip37)
 		out.Warnings = append(out.Warnings, fmt.Sprintf("%s left out, BIP 37 clients (a filter loaded, blocks asked for without a BIP 157 filter range), whose filters privacy analyze --capture reads: %s",
@@ -482,7 +496,7 @@ func printFetches(w io.Writer, out *fetchesOutput, show int) {
 			fmt.Fprintf(w, " %s", r.UserAgent)
 		}
 		fmt.Fprintln(w)
-		printFetchReport(w, r, show, reasons)
+		printFetchReport(w, r.FetchReport, show, reasons)
 	}
 	if r := out.Intersection; r != nil {
 		fmt.Fprintf(w, "\nintersection of %s, taken as one client's: %s\n", plural(len(out.Clients), "session"), r.Session)
@@ -700,13 +714,16 @@ func (f *warningFold) who(total int, joined string) string {
 
 // foldSessionWarnings gives the warnings of the reports once each: a
 // warning several sessions share, but for its numbers, is said once for
-// all of them, each number that differs as its range (each report keeps
-// its own in its "warnings"), and beside it the ids of the sessions that
-// give it. With joined, the last report joins the others (the
-// intersection, or the collusion), named so.
-func foldSessionWarnings(reps []*attack.FetchReport, joined string) (warnings []string, sessions [][]string) {
+// all of them, each number that differs as its range, and beside it the
+// ids of the sessions that give it; refs gives, for each report, the
+// place in warnings of each of its warnings, in their order. With
+// joined, the last report joins the others (the intersection, or the
+// collusion), named so.
+func foldSessionWarnings(reps []*attack.FetchReport, joined string) (warnings []string, sessions [][]string, refs [][]int) {
 	var folds []*warningFold
 	byTemplate := map[string]*warningFold{}
+	index := map[*warningFold]int{}
+	refs = make([][]int, len(reps))
 	total := len(reps)
 	if joined != "" {
 		total--
@@ -718,8 +735,10 @@ func foldSessionWarnings(reps []*attack.FetchReport, joined string) (warnings []
 			if f == nil {
 				f = &warningFold{template: template, numbers: make([][]string, len(nums))}
 				byTemplate[template] = f
+				index[f] = len(folds)
 				folds = append(folds, f)
 			}
+			refs[i] = append(refs[i], index[f])
 			for k, n := range nums {
 				f.numbers[k] = append(f.numbers[k], n)
 			}
@@ -739,5 +758,10 @@ func foldSessionWarnings(reps []*attack.FetchReport, joined string) (warnings []
 		}
 		sessions = append(sessions, ids)
 	}
-	return warnings, sessions
+	for i := range refs {
+		if refs[i] == nil {
+			refs[i] = []int{}
+		}
+	}
+	return warnings, sessions, refs
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -261,10 +262,13 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 
 // TestPrivacyFetchesWarningsFolded: a warning every session gives (but for
 // its counts) is said once, naming the sessions that give it, not once per
-// session, and --json's warning_sessions lists them all beside it; each
-// session's report keeps its own (eight kinds on this
-// capture: singles, nested, paid riders alone, pooled, escorted,
-// co-located, ambiguous, covers).
+// session, and --json's warning_sessions lists them all beside it (eight
+// kinds on this capture: singles, nested, paid riders alone, pooled,
+// escorted, co-located, ambiguous, covers). Each session's report in
+// --json folds them alike: its warning_indexes give the place of each of
+// its warnings among those said once, and its warnings hold, whole, only
+// those no other session gives. Before, every session's report repeated
+// each shared warning whole.
 func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sim")
 	runOK(t, "privacy", "simulate", "--seed", "3", "--wallets", "0", "--noise", "0", "--degenerate", "0",
@@ -276,8 +280,9 @@ func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 	}
 	var out struct {
 		Clients []struct {
-			Session  string   `json:"session"`
-			Warnings []string `json:"warnings"`
+			Session        string   `json:"session"`
+			Warnings       []string `json:"warnings"`
+			WarningIndexes []int    `json:"warning_indexes"`
 		} `json:"clients"`
 		Warnings        []string   `json:"warnings"`
 		WarningSessions [][]string `json:"warning_sessions"`
@@ -285,9 +290,28 @@ func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
 	}
-	own := 0
+	own, whole := 0, 0
 	for _, c := range out.Clients {
-		own += len(c.Warnings)
+		if c.WarningIndexes == nil || c.Warnings == nil {
+			t.Fatalf("session %s: warnings %q, warning_indexes %v: want both, lists", c.Session, c.Warnings, c.WarningIndexes)
+		}
+		own += len(c.WarningIndexes)
+		alone := 0
+		for _, i := range c.WarningIndexes {
+			if i < 0 || i >= len(out.WarningSessions) || !slices.Contains(out.WarningSessions[i], c.Session) {
+				t.Fatalf("session %s refers to warning %d, which does not list it (%d warnings)", c.Session, i, len(out.WarningSessions))
+			}
+			if len(out.WarningSessions[i]) == 1 {
+				alone++
+			}
+		}
+		if len(c.Warnings) != alone {
+			t.Errorf("session %s: %d warnings whole (%q), want its %d given by no other session", c.Session, len(c.Warnings), c.Warnings, alone)
+		}
+		whole += len(c.Warnings)
+	}
+	if whole >= own {
+		t.Errorf("the sessions' reports hold %d warnings whole of their %d: none folded", whole, own)
 	}
 	if len(out.Clients) < 8 || own <= len(out.Warnings) || len(out.Warnings) > 8 || strings.Count(stderr, "\n") != len(out.Warnings) ||
 		len(out.WarningSessions) != len(out.Warnings) {

@@ -514,8 +514,6 @@ func printSimulate(w io.Writer, out *simulateOutput) {
 				plural(fs.CoverCount, "script"), plural(fs.CoverMissingCount, "chain"), plural(fs.CoverBlockCount, "block"))
 		}
 	}
-	fmt.Fprintf(w, "  %s: the truth\n\nnext:\n", out.Files.Labels)
-	for _, c := range out.Commands {
-		fmt.Fprintf(w, "  %s\n", c)
-	}
+	fmt.Fprintf(w, "  %s: the truth\n", out.Files.Labels)
+	printNext(w, out.Commands)
 }

@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -135,6 +132,9 @@ func (f *universeFlags) check() error {
 	if err := distinctOutputs(outputFile{"--out", f.out}, outputFile{"--index", f.index}); err != nil {
 		return err
 	}
+	if err := refuseDevice("--index", f.index, "the index written there could not be read back with privacy fetches --index (give a file)"); err != nil {
+		return err
+	}
 	for _, o := range []struct{ flag, path string }{{"--out", f.out}, {"--index", f.index}} {
 		if err := checkOutputFile(o.flag, o.path); err != nil {
 			return err
@@ -160,7 +160,7 @@ func runUniverse(ctx context.Context, a *app, f *universeFlags, fl *pflag.FlagSe
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := a.signalContext(ctx)
 	defer stop()
 	st, to, err := collectUniverse(ctx, a, f, params)
 	if err != nil {

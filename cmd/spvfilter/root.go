@@ -48,6 +48,9 @@ type app struct {
 
 	// stopSignals stops endOnSignal's watch, once the command returned.
 	stopSignals func()
+	// stopEarlySignals, for a command that watches for signals itself,
+	// stops endOnSignal's watch once it does (signalContext).
+	stopEarlySignals func()
 
 	// outputs are the files the command writes, put in place only
 	// once written whole.
@@ -218,12 +221,12 @@ misleading carries warnings: on standard error, and in JSON as "warnings".
 Exit status: 0 on success, 2 for bad input (a malformed argument, flag or
 address, a flag that takes one value given twice, a surplus argument, a
 missing, unreadable or binary input file, a directory given as a file, an
-output file in a directory that does not exist, a --datadir that does
-not exist, a --datadir or output file you may not write, an unknown command, shell or help topic),
-1 for any other failure (a node, the network, the machine; a --from or
---to above the nodes' chain tip too, in every command: what the nodes
-hold decides), 130 when Ctrl-C or SIGTERM ended a command before its
-work was done.
+output file in a directory that does not exist, a --datadir that does not
+exist, a --datadir or output file you may not write, an unknown command,
+shell or help topic), 1 for any other failure (a node, the network, the
+machine; a --from or --to above the nodes' chain tip too, in every
+command: what the nodes hold decides), 130 when Ctrl-C or SIGTERM ended a
+command before its work was done.
 
 A file a command writes (a plot, a universe, a simulation's files, a
 block file) is put in place only once written whole, and files that go

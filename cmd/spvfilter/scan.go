@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -161,12 +159,12 @@ standard error when it is a terminal.
 of verified filters) so that the next scan resumes: it syncs only new
 headers and takes what it holds from disk, each filter checked against its
 stored header. A --datadir given must exist (create it to start one); the
-default one is created as needed. --follow (bip157) goes on past the tip, printing one JSON
-object per line for every event ({"event": "match"|"connected"|
-"disconnected"|"tip", ...}, a match with the fields of --json's matches)
-until SIGINT or SIGTERM, which end it with exit 0 and a summary line
-(one that came while it waited for a peer names the wait in its
-warnings). With no peer in use for 10 seconds (all gone away; they are
+default one is created as needed. --follow (bip157) goes on past the tip,
+printing one JSON object per line for every event ({"event":
+"match"|"connected"| "disconnected"|"tip", ...}, a match with the fields
+of --json's matches) until SIGINT or SIGTERM, which end it with exit 0 and
+a summary line (one that came while it waited for a peer names the wait in
+its warnings). With no peer in use for 10 seconds (all gone away; they are
 redialled) it says so on standard error, naming each and why, and says
 when one is back.
 
@@ -673,7 +671,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := a.signalContext(context.Background())
 	defer stop()
 	start := time.Now()
 	res, err := a.executeScan(ctx, plan)

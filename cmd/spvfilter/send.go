@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
-	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
@@ -359,7 +356,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := a.signalContext(context.Background())
 	defer stop()
 	ccfg.Timeout = f.timeout
 	c, err := client.Connect(ctx, ccfg)
