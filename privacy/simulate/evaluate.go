@@ -47,7 +47,7 @@ var (
 	knownFetch = []string{"session", "client", "user_agent", "scanned_from", "scanned_to", "blocks_scanned", "scanned_blocks",
 		"blocks_fetched", "fetched_blocks", "fetched_heights", "unknown_blocks_fetched", "fetched_unknown", "fetched_fraction",
 		"universe_size", "expected_false_positives", "matched_count", "confident_count", "confident", "matched", "matched_truncated",
-		"verdict", "warnings", "groups"}
+		"verdict", "warnings", "warning_indexes", "groups"}
 	knownScriptGroup = []string{"candidates", "members", "scripts", "probability", "reason", "why"}
 )
 
