@@ -45,6 +45,37 @@ func abandonRequest(t *testing.T, c *Client, m *pool.Member) {
 // such strikes banned the peer without proof). The CI met it as an honest
 // peer dropped from a scan whose filter download another peer had won.
 func TestAbandonedRequestChargesNobody(t *testing.T) {
+	for _, tt := range abandonedAsks(t) {
+		t.Run(tt.name, func(t *testing.T) {
+			c := connect(t, 10*time.Second)
+			ms := c.pool.Members()
+			if len(ms) != 1 {
+				t.Fatalf("%d members", len(ms))
+			}
+			abandonRequest(t, c, ms[0])
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := tt.ask(ctx, c); err != nil {
+				t.Fatalf("after an abandoned request: %v", err)
+			}
+			st := c.pool.Status(ms[0])
+			if !st.Live || st.Banned || st.Reason != "" {
+				t.Errorf("the peer after an abandoned request: %+v", st)
+			}
+		})
+	}
+}
+
+// abandonedAsk is a request of the client's that picks a given peer.
+type abandonedAsk struct {
+	name string
+	ask  func(ctx context.Context, c *Client) error
+}
+
+// abandonedAsks returns the requests of the client that ask the one peer
+// of a fixture client for a block or a filter.
+func abandonedAsks(t *testing.T) []abandonedAsk {
+	t.Helper()
 	needFixture(t)
 	h := fx.tip - 5
 	hash, err := fx.node.RPC().GetBlockHash(int64(h))
@@ -56,10 +87,7 @@ func TestAbandonedRequestChargesNobody(t *testing.T) {
 		t.Fatal(err)
 	}
 	filterHash := chainhash.DoubleHashH(f.Data)
-	tests := []struct {
-		name string
-		ask  func(ctx context.Context, c *Client) error
-	}{
+	return []abandonedAsk{
 		{"GetBlock", func(ctx context.Context, c *Client) error {
 			_, err := c.GetBlock(ctx, c.chain.Hash(h))
 			return err
@@ -84,22 +112,56 @@ func TestAbandonedRequestChargesNobody(t *testing.T) {
 			return err
 		}},
 	}
-	for _, tt := range tests {
+}
+
+// TestAbandonedMeanwhileChargesNobody: a request that found the peer's
+// connection open waits for its turn (the requests of a connection take
+// turns) while another request of the client's holds it and is
+// abandoned, which drops the connection. It used to fail then with
+// "connection dropped after an earlier error" and be charged to the peer
+// (dropped; during a dispute a strike): dialling again before a request
+// cannot see a drop still to come. Now the peer's error says the client
+// dropped it (peer.ErrAbandoned), and the request dials again and is
+// sent once more.
+func TestAbandonedMeanwhileChargesNobody(t *testing.T) {
+	for _, tt := range abandonedAsks(t) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := connect(t, 10*time.Second)
 			ms := c.pool.Members()
 			if len(ms) != 1 {
 				t.Fatalf("%d members", len(ms))
 			}
-			abandonRequest(t, c, ms[0])
+			actx, abandon := context.WithCancel(context.Background())
+			defer abandon()
+			holding := make(chan struct{})
+			held := make(chan error, 1)
+			go func() {
+				first := true
+				held <- c.pool.Conn(ms[0]).GetBlocks(actx, []chainhash.Hash{c.chain.Hash(1), c.chain.Hash(2)}, func(int, *wire.MsgBlock) error {
+					if first {
+						first = false
+						close(holding)
+						<-actx.Done() // holds the connection's turn until abandoned
+					}
+					return nil
+				})
+			}()
+			<-holding
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			if err := tt.ask(ctx, c); err != nil {
-				t.Fatalf("after an abandoned request: %v", err)
+			asked := make(chan error, 1)
+			go func() { asked <- tt.ask(ctx, c) }()
+			time.Sleep(300 * time.Millisecond) // the ask waits for its turn
+			abandon()
+			if err := <-held; !errors.Is(err, context.Canceled) {
+				t.Fatalf("the abandoned request: %v", err)
+			}
+			if err := <-asked; err != nil {
+				t.Fatalf("a request waiting while another was abandoned: %v", err)
 			}
 			st := c.pool.Status(ms[0])
 			if !st.Live || st.Banned || st.Reason != "" {
-				t.Errorf("the peer after an abandoned request: %+v", st)
+				t.Errorf("the peer after another request was abandoned: %+v", st)
 			}
 		})
 	}
