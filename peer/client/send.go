@@ -1359,7 +1359,8 @@ func (c *Client) watchConfig() peer.Config {
 
 // minedSearch is what findMined found: the block of the chain holding
 // the transaction (conf), or, when only one peer's chain reaches the
-// block that holds it, a warning naming that block and peer (alone).
+// block that holds it, or not every live peer's does, a warning naming
+// that block and the peers (alone).
 type minedSearch struct {
 	conf  *Confirmation
 	alone string
@@ -1402,7 +1403,26 @@ func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) minedSearch {
 					m.BlockHash, m.Height, tx.TxHash(), o.Peer)}
 			}
 		}
+		// So is one that some peers' chains reach and another's does
+		// not: however many reach it, they may have mined it together.
+		if reach, short := c.reachingSplit(m.Height); len(short) > 0 {
+			return minedSearch{alone: fmt.Sprintf("block %v at %d holds %v, but only the chains of peers %s reach it, not those of %s: not taken as mined (peers can mine a transaction in a block they show nobody else, and how many show it buys no trust); the send went on",
+				m.BlockHash, m.Height, tx.TxHash(), strings.Join(reach, ", "), strings.Join(short, ", "))}
+		}
 		return minedSearch{conf: &Confirmation{Height: m.Height, BlockHash: m.BlockHash}}
 	}
 	return minedSearch{}
+}
+
+// reachingSplit returns the addresses of the live peers whose chains
+// reach height, and of those whose chains do not.
+func (c *Client) reachingSplit(height int32) (reach, short []string) {
+	for _, m := range c.pool.Serving(0) {
+		if c.views.tip(m) >= height {
+			reach = append(reach, m.Addr())
+		} else {
+			short = append(short, m.Addr())
+		}
+	}
+	return reach, short
 }
