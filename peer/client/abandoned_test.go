@@ -3,11 +3,13 @@ package client
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
@@ -164,5 +166,63 @@ func TestAbandonedMeanwhileChargesNobody(t *testing.T) {
 				t.Errorf("the peer after another request was abandoned: %+v", st)
 			}
 		})
+	}
+}
+
+// TestAbandonedMeanwhileSendGives: a send whose peer's connection is
+// dropped by another request of the client's, abandoned while the send
+// waited for its turn on it (a chain search's hedged request, say), still
+// gives the node the transaction: it used to ask and give over the
+// dropped connection, fail, and report the honest node failed.
+func TestAbandonedMeanwhileSendGives(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("carol").P2WPKHScript()))
+	c := connectTo(t, node, 10*time.Second)
+	ms := c.pool.Members()
+	if len(ms) != 1 {
+		t.Fatalf("%d members", len(ms))
+	}
+	actx, abandon := context.WithCancel(context.Background())
+	defer abandon()
+	holding := make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		first := true
+		held <- c.pool.Conn(ms[0]).GetBlocks(actx, []chainhash.Hash{c.chain.Hash(1), c.chain.Hash(2)}, func(int, *wire.MsgBlock) error {
+			if first {
+				first = false
+				close(holding)
+				<-actx.Done()
+			}
+			return nil
+		})
+	}()
+	<-holding
+	type sent struct {
+		res *SendResult
+		err error
+	}
+	done := make(chan sent, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		res, err := c.SendTransaction(ctx, tx)
+		done <- sent{res, err}
+	}()
+	time.Sleep(300 * time.Millisecond) // the send waits for its turn
+	abandon()
+	if err := <-held; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the abandoned request: %v", err)
+	}
+	r := <-done
+	if r.err != nil || !slices.Contains(r.res.Accepted, node.P2PAddr) {
+		t.Fatalf("the send after another request was abandoned: %v; %+v", r.err, r.res)
+	}
+	if !node.InMempool(t, tx.TxHash()) {
+		t.Errorf("the node did not get the transaction")
+	}
+	if st := c.pool.Status(ms[0]); !st.Live || st.Banned || st.Reason != "" {
+		t.Errorf("the peer after the send: %+v", st)
 	}
 }

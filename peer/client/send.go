@@ -457,7 +457,7 @@ func (s *sending) wasSeen(m *pool.Member) bool {
 // saying why; its watch is still read when the send ends.
 func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	given := time.Now()
-	conn, err := s.connOf(m, "tx")
+	conn, err := s.readyConn(ctx, m, "tx")
 	s.mu.Lock()
 	s.offered[m.Addr()] = true
 	if err != nil {
@@ -468,6 +468,13 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	s.silentTurn = !conn.GivesVerdict()
 	s.mu.Unlock()
 	sighting, told, err := conn.BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
+	if !told && errors.Is(err, peer.ErrAbandoned) && ctx.Err() == nil {
+		// Dropped, before anything was sent, by another request of this
+		// client's, abandoned: the node is given it over a new one.
+		if conn, err = s.readyConn(ctx, m, "tx"); err == nil {
+			sighting, told, err = conn.BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
+		}
+	}
 	s.mu.Lock()
 	s.silentTurn = false
 	s.mu.Unlock()
@@ -670,10 +677,18 @@ func (s *sending) ask(m *pool.Member) *answer {
 	s.asks.Add(1)
 	go func() {
 		defer s.asks.Done()
-		conn, err := s.connOf(m, "getdata tx")
 		var held bool
-		if err == nil {
-			held, err = conn.HasTxWithin(s.askCtx, s.res.Txid, s.c.askWait())
+		var err error
+		for try := 0; try < 2; try++ {
+			var conn *peer.Peer
+			if conn, err = s.readyConn(s.askCtx, m, "getdata tx"); err == nil {
+				held, err = conn.HasTxWithin(s.askCtx, s.res.Txid, s.c.askWait())
+			}
+			// Asked once more over a new connection when another request
+			// of this client's, abandoned, dropped it.
+			if !errors.Is(err, peer.ErrAbandoned) || s.askCtx.Err() != nil {
+				break
+			}
 		}
 		s.askMu.Lock()
 		defer s.askMu.Unlock()
@@ -686,6 +701,18 @@ func (s *sending) ask(m *pool.Member) *answer {
 		s.news = make(chan struct{})
 	}()
 	return a
+}
+
+// readyConn is connOf, m dialled again first when its connection has
+// ended (see Client.ready): a request of this client's that it
+// abandoned drops the connection of a peer that did nothing wrong.
+func (s *sending) readyConn(ctx context.Context, m *pool.Member, op string) (*peer.Peer, error) {
+	if s.c.pool.Conn(m) != nil {
+		if err := s.c.ready(ctx, m); err != nil {
+			return nil, peerErr(m, op, err)
+		}
+	}
+	return s.connOf(m, op)
 }
 
 // connOf returns m's connection, or, once m left the pool during the
