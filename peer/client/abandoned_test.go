@@ -38,6 +38,36 @@ func abandonRequest(t *testing.T, c *Client, m *pool.Member) {
 	}
 }
 
+// holdTurn starts a request of c's to m that holds the connection's turn
+// (the requests of a connection take turns) until the returned function
+// abandons it, which drops the connection, and waits for it to end.
+func holdTurn(t *testing.T, c *Client, m *pool.Member) (abandon func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	holding := make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		first := true
+		held <- c.pool.Conn(m).GetBlocks(ctx, []chainhash.Hash{c.chain.Hash(1), c.chain.Hash(2)}, func(int, *wire.MsgBlock) error {
+			if first {
+				first = false
+				close(holding)
+				<-ctx.Done()
+			}
+			return nil
+		})
+	}()
+	<-holding
+	return func() {
+		t.Helper()
+		cancel()
+		if err := <-held; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the abandoned request: %v", err)
+		}
+	}
+}
+
 // TestAbandonedRequestChargesNobody: a request the client abandons drops
 // its peer's connection, though the peer did nothing wrong. Every request
 // that picks that peer next dials it again first: it used to be sent over
@@ -133,31 +163,13 @@ func TestAbandonedMeanwhileChargesNobody(t *testing.T) {
 			if len(ms) != 1 {
 				t.Fatalf("%d members", len(ms))
 			}
-			actx, abandon := context.WithCancel(context.Background())
-			defer abandon()
-			holding := make(chan struct{})
-			held := make(chan error, 1)
-			go func() {
-				first := true
-				held <- c.pool.Conn(ms[0]).GetBlocks(actx, []chainhash.Hash{c.chain.Hash(1), c.chain.Hash(2)}, func(int, *wire.MsgBlock) error {
-					if first {
-						first = false
-						close(holding)
-						<-actx.Done() // holds the connection's turn until abandoned
-					}
-					return nil
-				})
-			}()
-			<-holding
+			abandon := holdTurn(t, c, ms[0])
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			asked := make(chan error, 1)
 			go func() { asked <- tt.ask(ctx, c) }()
 			time.Sleep(300 * time.Millisecond) // the ask waits for its turn
 			abandon()
-			if err := <-held; !errors.Is(err, context.Canceled) {
-				t.Fatalf("the abandoned request: %v", err)
-			}
 			if err := <-asked; err != nil {
 				t.Fatalf("a request waiting while another was abandoned: %v", err)
 			}
@@ -183,22 +195,7 @@ func TestAbandonedMeanwhileSendGives(t *testing.T) {
 	if len(ms) != 1 {
 		t.Fatalf("%d members", len(ms))
 	}
-	actx, abandon := context.WithCancel(context.Background())
-	defer abandon()
-	holding := make(chan struct{})
-	held := make(chan error, 1)
-	go func() {
-		first := true
-		held <- c.pool.Conn(ms[0]).GetBlocks(actx, []chainhash.Hash{c.chain.Hash(1), c.chain.Hash(2)}, func(int, *wire.MsgBlock) error {
-			if first {
-				first = false
-				close(holding)
-				<-actx.Done()
-			}
-			return nil
-		})
-	}()
-	<-holding
+	abandon := holdTurn(t, c, ms[0])
 	type sent struct {
 		res *SendResult
 		err error
@@ -212,9 +209,6 @@ func TestAbandonedMeanwhileSendGives(t *testing.T) {
 	}()
 	time.Sleep(300 * time.Millisecond) // the send waits for its turn
 	abandon()
-	if err := <-held; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the abandoned request: %v", err)
-	}
 	r := <-done
 	if r.err != nil || !slices.Contains(r.res.Accepted, node.P2PAddr) {
 		t.Fatalf("the send after another request was abandoned: %v; %+v", r.err, r.res)
