@@ -50,6 +50,13 @@ var (
 	ErrStalled = errors.New("peer stalled")
 	// ErrDisconnected: the connection closed.
 	ErrDisconnected = errors.New("peer disconnected")
+	// ErrAbandoned: the connection was dropped by this side, which
+	// abandoned a request over it (its context ended, or its caller
+	// stopped taking the answer), so that a late answer is not taken
+	// for the next request's; the node did nothing wrong. Requests over
+	// it fail with ErrDisconnected and ErrAbandoned: a caller dials the
+	// node again rather than blame it.
+	ErrAbandoned = errors.New("connection dropped by this side after it abandoned a request")
 	// ErrProtocol: a message that breaks the protocol: undecodable, out
 	// of order, or from a node too old to serve light clients.
 	ErrProtocol = errors.New("protocol violation")

@@ -104,7 +104,7 @@ type Peer struct {
 
 	req     atomic.Pointer[request] // the request in flight
 	op      chan struct{}           // one request at a time: held while full
-	broken  atomic.Bool             // set after a protocol violation or timeout
+	dropped atomic.Int32            // why a request dropped the connection (dropBroken, dropAbandoned), the first
 	budget  budget                  // the read loop's
 	latency atomic.Int64            // moving average of answer times, nanoseconds
 
@@ -380,10 +380,19 @@ func (p *Peer) errorf(op, format string, args ...any) *PeerError {
 	return &PeerError{Peer: p.cfg.Addr, Op: op, Err: fmt.Errorf(format, args...)}
 }
 
+// Why a request dropped the connection (Peer.dropped): the node broke
+// the protocol or did not answer in time, or this side abandoned the
+// request (its context ended, or its caller stopped taking the answer).
+const (
+	dropBroken int32 = iota + 1
+	dropAbandoned
+)
+
 // drop ends the connection after a request was abandoned: a late answer
-// would be taken for the next request's.
+// would be taken for the next request's. The node did nothing wrong: a
+// request over the dropped connection fails with ErrAbandoned.
 func (p *Peer) drop() {
-	p.broken.Store(true)
+	p.dropped.CompareAndSwap(0, dropAbandoned)
 	p.closeConn()
 }
 
@@ -391,7 +400,8 @@ func (p *Peer) drop() {
 func (p *Peer) fail(op, format string, args ...any) error {
 	err := p.errorf(op, format, args...)
 	p.logf("%v", err)
-	p.drop()
+	p.dropped.CompareAndSwap(0, dropBroken)
+	p.closeConn()
 	return err
 }
 
@@ -705,8 +715,11 @@ func (p *Peer) disconnected(op string) error {
 	if c := p.cause.Load(); c != nil {
 		return p.errorf(op, "%w", *c)
 	}
-	if p.broken.Load() {
+	switch p.dropped.Load() {
+	case dropBroken:
 		return p.errorf(op, "%w: connection dropped after an earlier error", ErrDisconnected)
+	case dropAbandoned:
+		return p.errorf(op, "%w: %w", ErrDisconnected, ErrAbandoned)
 	}
 	if e := p.readErr.Load(); e != nil && !errors.Is(*e, io.EOF) && !errors.Is(*e, net.ErrClosed) && !errors.Is(*e, io.ErrUnexpectedEOF) {
 		return p.errorf(op, "%w: %w", ErrDisconnected, *e)

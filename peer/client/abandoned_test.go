@@ -3,11 +3,13 @@ package client
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
@@ -36,6 +38,36 @@ func abandonRequest(t *testing.T, c *Client, m *pool.Member) {
 	}
 }
 
+// holdTurn starts a request of c's to m that holds the connection's turn
+// (the requests of a connection take turns) until the returned function
+// abandons it, which drops the connection, and waits for it to end.
+func holdTurn(t *testing.T, c *Client, m *pool.Member) (abandon func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	holding := make(chan struct{})
+	held := make(chan error, 1)
+	go func() {
+		first := true
+		held <- c.pool.Conn(m).GetBlocks(ctx, []chainhash.Hash{c.chain.Hash(1), c.chain.Hash(2)}, func(int, *wire.MsgBlock) error {
+			if first {
+				first = false
+				close(holding)
+				<-ctx.Done()
+			}
+			return nil
+		})
+	}()
+	<-holding
+	return func() {
+		t.Helper()
+		cancel()
+		if err := <-held; !errors.Is(err, context.Canceled) {
+			t.Fatalf("the abandoned request: %v", err)
+		}
+	}
+}
+
 // TestAbandonedRequestChargesNobody: a request the client abandons drops
 // its peer's connection, though the peer did nothing wrong. Every request
 // that picks that peer next dials it again first: it used to be sent over
@@ -45,6 +77,37 @@ func abandonRequest(t *testing.T, c *Client, m *pool.Member) {
 // such strikes banned the peer without proof). The CI met it as an honest
 // peer dropped from a scan whose filter download another peer had won.
 func TestAbandonedRequestChargesNobody(t *testing.T) {
+	for _, tt := range abandonedAsks(t) {
+		t.Run(tt.name, func(t *testing.T) {
+			c := connect(t, 10*time.Second)
+			ms := c.pool.Members()
+			if len(ms) != 1 {
+				t.Fatalf("%d members", len(ms))
+			}
+			abandonRequest(t, c, ms[0])
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := tt.ask(ctx, c); err != nil {
+				t.Fatalf("after an abandoned request: %v", err)
+			}
+			st := c.pool.Status(ms[0])
+			if !st.Live || st.Banned || st.Reason != "" {
+				t.Errorf("the peer after an abandoned request: %+v", st)
+			}
+		})
+	}
+}
+
+// abandonedAsk is a request of the client's that picks a given peer.
+type abandonedAsk struct {
+	name string
+	ask  func(ctx context.Context, c *Client) error
+}
+
+// abandonedAsks returns the requests of the client that ask the one peer
+// of a fixture client for a block or a filter.
+func abandonedAsks(t *testing.T) []abandonedAsk {
+	t.Helper()
 	needFixture(t)
 	h := fx.tip - 5
 	hash, err := fx.node.RPC().GetBlockHash(int64(h))
@@ -56,10 +119,7 @@ func TestAbandonedRequestChargesNobody(t *testing.T) {
 		t.Fatal(err)
 	}
 	filterHash := chainhash.DoubleHashH(f.Data)
-	tests := []struct {
-		name string
-		ask  func(ctx context.Context, c *Client) error
-	}{
+	return []abandonedAsk{
 		{"GetBlock", func(ctx context.Context, c *Client) error {
 			_, err := c.GetBlock(ctx, c.chain.Hash(h))
 			return err
@@ -84,23 +144,79 @@ func TestAbandonedRequestChargesNobody(t *testing.T) {
 			return err
 		}},
 	}
-	for _, tt := range tests {
+}
+
+// TestAbandonedMeanwhileChargesNobody: a request that found the peer's
+// connection open waits for its turn (the requests of a connection take
+// turns) while another request of the client's holds it and is
+// abandoned, which drops the connection. It used to fail then with
+// "connection dropped after an earlier error" and be charged to the peer
+// (dropped; during a dispute a strike): dialling again before a request
+// cannot see a drop still to come. Now the peer's error says the client
+// dropped it (peer.ErrAbandoned), and the request dials again and is
+// sent once more.
+func TestAbandonedMeanwhileChargesNobody(t *testing.T) {
+	for _, tt := range abandonedAsks(t) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := connect(t, 10*time.Second)
 			ms := c.pool.Members()
 			if len(ms) != 1 {
 				t.Fatalf("%d members", len(ms))
 			}
-			abandonRequest(t, c, ms[0])
+			abandon := holdTurn(t, c, ms[0])
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			if err := tt.ask(ctx, c); err != nil {
-				t.Fatalf("after an abandoned request: %v", err)
+			asked := make(chan error, 1)
+			go func() { asked <- tt.ask(ctx, c) }()
+			time.Sleep(300 * time.Millisecond) // the ask waits for its turn
+			abandon()
+			if err := <-asked; err != nil {
+				t.Fatalf("a request waiting while another was abandoned: %v", err)
 			}
 			st := c.pool.Status(ms[0])
 			if !st.Live || st.Banned || st.Reason != "" {
-				t.Errorf("the peer after an abandoned request: %+v", st)
+				t.Errorf("the peer after another request was abandoned: %+v", st)
 			}
 		})
+	}
+}
+
+// TestAbandonedMeanwhileSendGives: a send whose peer's connection is
+// dropped by another request of the client's, abandoned while the send
+// waited for its turn on it (a chain search's hedged request, say), still
+// gives the node the transaction: it used to ask and give over the
+// dropped connection, fail, and report the honest node failed.
+func TestAbandonedMeanwhileSendGives(t *testing.T) {
+	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
+	node.Generate(t, 101)
+	tx := node.BuildCoinbaseSpend(t, wire.NewTxOut(2_000_000, peertest.NewKey("carol").P2WPKHScript()))
+	c := connectTo(t, node, 10*time.Second)
+	ms := c.pool.Members()
+	if len(ms) != 1 {
+		t.Fatalf("%d members", len(ms))
+	}
+	abandon := holdTurn(t, c, ms[0])
+	type sent struct {
+		res *SendResult
+		err error
+	}
+	done := make(chan sent, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		res, err := c.SendTransaction(ctx, tx)
+		done <- sent{res, err}
+	}()
+	time.Sleep(300 * time.Millisecond) // the send waits for its turn
+	abandon()
+	r := <-done
+	if r.err != nil || !slices.Contains(r.res.Accepted, node.P2PAddr) {
+		t.Fatalf("the send after another request was abandoned: %v; %+v", r.err, r.res)
+	}
+	if !node.InMempool(t, tx.TxHash()) {
+		t.Errorf("the node did not get the transaction")
+	}
+	if st := c.pool.Status(ms[0]); !st.Live || st.Banned || st.Reason != "" {
+		t.Errorf("the peer after the send: %+v", st)
 	}
 }

@@ -75,7 +75,7 @@ func (v *verification) checkpoints(ctx context.Context) ([]chainhash.Hash, error
 		if n == 0 {
 			return nil
 		}
-		cp, err := c.pool.Conn(m).GetCFCheckpt(ctx, c.chain.Hash(v.reach[m]), int(n))
+		cp, err := c.conn(m).GetCFCheckpt(ctx, c.chain.Hash(v.reach[m]), int(n))
 		mu.Lock()
 		v.cps[m] = cp
 		mu.Unlock()

@@ -204,8 +204,14 @@ func (c *Client) reaching(service wire.ServiceFlag, height int32) []*pool.Member
 // reachOf returns the highest height up to to that m holds, or -1.
 func (c *Client) reachOf(m *pool.Member, to int32) int32 { return min(c.views.tip(m), to) }
 
-// conn returns m's connection for requests the ledger records.
-func (c *Client) conn(m *pool.Member) askingConn { return c.connOver(c.pool.Conn(m), m) }
+// conn returns m's connection for requests the ledger records; its
+// requests of compact filters and blocks dial m again first when a
+// request this client abandoned dropped the connection (see askingConn).
+func (c *Client) conn(m *pool.Member) askingConn {
+	a := c.connOver(c.pool.Conn(m), m)
+	a.c, a.m = c, m
+	return a
+}
 
 // connOver returns p, a connection to m's node, for requests the ledger
 // records under m's address.
@@ -242,9 +248,15 @@ func (c *Client) noPeers(op string) error {
 // blame decides what a peer's failed request means: a lie or a flood
 // bans it, a stall or disconnect drops it. It reports whether the peer
 // lied. Nobody is blamed while the chain cannot read its store: the
-// requests were made from what it could not read.
+// requests were made from what it could not read; nor for a connection
+// this client dropped itself, abandoning a request over it
+// (peer.ErrAbandoned): the next request dials it again (see ready).
 func (c *Client) blame(m *pool.Member, err error) bool {
 	if c.chain.Err() != nil {
+		return false
+	}
+	if errors.Is(err, peer.ErrAbandoned) && !isLie(err) {
+		c.logf("%s: %v (dropped by this client, not the peer's doing)", m.Addr(), err)
 		return false
 	}
 	if isLie(err) || errors.Is(err, peer.ErrFlooding) {

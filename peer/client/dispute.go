@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -144,6 +145,11 @@ func (c *Client) evidence(ctx context.Context, h int32, g hashGroup) ([]byte, er
 		}
 		if isLie(err) {
 			c.pool.Ban(m, err)
+			continue
+		}
+		if errors.Is(err, peer.ErrAbandoned) {
+			// Dropped by this client itself (see askingConn): no strike.
+			c.logf("%s: the filter of height %d asked during a dispute: %v", m.Addr(), h, err)
 			continue
 		}
 		why := peerErr(m, "getcfilters", fmt.Errorf("did not serve the filter of block %v (height %d) it stated, during a dispute about it: %w", hash, h, err))

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/spvfilter/spvfilter/bip37"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/chain"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // The ledger records, per peer address, every request that tells a peer
@@ -252,28 +254,56 @@ type askingConn struct {
 	l     *ledger
 	chain *chain.Chain
 	addr  string
+	// c and m, when set (Client.conn), have each request of compact
+	// filters or blocks go over m's connection as it is then, dialled
+	// again first if it has ended (see Client.ready), and once more if
+	// the request met it dropped by another request of this client,
+	// abandoned meanwhile (peer.ErrAbandoned: the requests of one
+	// connection take turns, and a hedged request another peer won, or
+	// a cancelled one, drops it).
+	c *Client
+	m *pool.Member
+}
+
+// over runs req over the connection (see askingConn).
+func (a askingConn) over(ctx context.Context, req func(p *peer.Peer) error) error {
+	for try := 0; ; try++ {
+		p := a.Peer
+		if a.c != nil {
+			if err := a.c.ready(ctx, a.m); err != nil {
+				return err
+			}
+			p = a.c.pool.Conn(a.m)
+		}
+		err := req(p)
+		if a.c == nil || try > 0 || ctx.Err() != nil || !errors.Is(err, peer.ErrAbandoned) {
+			return err
+		}
+	}
 }
 
 // GetBlocks records the blocks, then asks for them.
 func (a askingConn) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i int, b *wire.MsgBlock) error) error {
 	a.l.asked(a.addr, hashes)
-	return a.Peer.GetBlocks(ctx, hashes, fn)
+	return a.over(ctx, func(p *peer.Peer) error { return p.GetBlocks(ctx, hashes, fn) })
 }
 
 // GetCFilters asks for the range start..the last block, and records it
 // if the request was sent (see sentRange).
 func (a askingConn) GetCFilters(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte) error) error {
-	defer a.sentRange(start, blocks, a.Peer.BytesSent())
-	return a.Peer.GetCFilters(ctx, start, blocks, fn)
+	return a.over(ctx, func(p *peer.Peer) error {
+		defer a.sentRange(p, start, blocks, p.BytesSent())
+		return p.GetCFilters(ctx, start, blocks, fn)
+	})
 }
 
 // sentRange records the getcfilters range start..the last block of
-// blocks if the connection sent anything since it had sent before
-// bytes: a request cancelled or failed before it was written (a feed's
-// batch another peer took, a connection dropped) reached no node, and
-// the leak report counts what the nodes saw.
-func (a askingConn) sentRange(start int32, blocks []chainhash.Hash, before uint64) {
-	if len(blocks) > 0 && a.Peer.BytesSent() > before {
+// blocks if p sent anything since it had sent before bytes: a request
+// cancelled or failed before it was written (a feed's batch another peer
+// took, a connection dropped) reached no node, and the leak report
+// counts what the nodes saw.
+func (a askingConn) sentRange(p *peer.Peer, start int32, blocks []chainhash.Hash, before uint64) {
+	if len(blocks) > 0 && p.BytesSent() > before {
 		a.l.ranges(a.addr, wire.CmdGetCFilters, start, start+int32(len(blocks))-1)
 	}
 }
@@ -281,16 +311,31 @@ func (a askingConn) sentRange(start int32, blocks []chainhash.Hash, before uint6
 // GetCFiltersSummed asks for the range start..the last block, and
 // records it if the request was sent (see sentRange).
 func (a askingConn) GetCFiltersSummed(ctx context.Context, start int32, blocks []chainhash.Hash, fn func(i int, data []byte, sum peer.PayloadSum) error) error {
-	defer a.sentRange(start, blocks, a.Peer.BytesSent())
-	return a.Peer.GetCFiltersSummed(ctx, start, blocks, fn)
+	return a.over(ctx, func(p *peer.Peer) error {
+		defer a.sentRange(p, start, blocks, p.BytesSent())
+		return p.GetCFiltersSummed(ctx, start, blocks, fn)
+	})
 }
 
 // GetCFHeaders records the range start..stop, then asks for it.
-func (a askingConn) GetCFHeaders(ctx context.Context, start int32, stop chainhash.Hash, want int) (chainhash.Hash, []chainhash.Hash, error) {
+func (a askingConn) GetCFHeaders(ctx context.Context, start int32, stop chainhash.Hash, want int) (prev chainhash.Hash, hashes []chainhash.Hash, err error) {
 	if to, ok := a.chain.HeightOf(stop); ok && to >= start {
 		a.l.ranges(a.addr, wire.CmdGetCFHeaders, start, to)
 	}
-	return a.Peer.GetCFHeaders(ctx, start, stop, want)
+	err = a.over(ctx, func(p *peer.Peer) (err error) {
+		prev, hashes, err = p.GetCFHeaders(ctx, start, stop, want)
+		return err
+	})
+	return prev, hashes, err
+}
+
+// GetCFCheckpt asks for n checkpoints up to stop.
+func (a askingConn) GetCFCheckpt(ctx context.Context, stop chainhash.Hash, n int) (cps []chainhash.Hash, err error) {
+	err = a.over(ctx, func(p *peer.Peer) (err error) {
+		cps, err = p.GetCFCheckpt(ctx, stop, n)
+		return err
+	})
+	return cps, err
 }
 
 // GetFilteredBlocks records the blocks' heights, then asks for them.

@@ -457,7 +457,7 @@ func (s *sending) wasSeen(m *pool.Member) bool {
 // saying why; its watch is still read when the send ends.
 func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	given := time.Now()
-	conn, err := s.connOf(m, "tx")
+	conn, err := s.readyConn(ctx, m, "tx")
 	s.mu.Lock()
 	s.offered[m.Addr()] = true
 	if err != nil {
@@ -468,6 +468,13 @@ func (s *sending) give(ctx context.Context, m *pool.Member) bool {
 	s.silentTurn = !conn.GivesVerdict()
 	s.mu.Unlock()
 	sighting, told, err := conn.BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
+	if !told && errors.Is(err, peer.ErrAbandoned) && ctx.Err() == nil {
+		// Dropped, before anything was sent, by another request of this
+		// client's, abandoned: the node is given it over a new one.
+		if conn, err = s.readyConn(ctx, m, "tx"); err == nil {
+			sighting, told, err = conn.BroadcastUntil(ctx, s.tx, s.watchFor(ctx, m.Addr()), s.proven)
+		}
+	}
 	s.mu.Lock()
 	s.silentTurn = false
 	s.mu.Unlock()
@@ -670,10 +677,18 @@ func (s *sending) ask(m *pool.Member) *answer {
 	s.asks.Add(1)
 	go func() {
 		defer s.asks.Done()
-		conn, err := s.connOf(m, "getdata tx")
 		var held bool
-		if err == nil {
-			held, err = conn.HasTxWithin(s.askCtx, s.res.Txid, s.c.askWait())
+		var err error
+		for try := 0; try < 2; try++ {
+			var conn *peer.Peer
+			if conn, err = s.readyConn(s.askCtx, m, "getdata tx"); err == nil {
+				held, err = conn.HasTxWithin(s.askCtx, s.res.Txid, s.c.askWait())
+			}
+			// Asked once more over a new connection when another request
+			// of this client's, abandoned, dropped it.
+			if !errors.Is(err, peer.ErrAbandoned) || s.askCtx.Err() != nil {
+				break
+			}
 		}
 		s.askMu.Lock()
 		defer s.askMu.Unlock()
@@ -686,6 +701,18 @@ func (s *sending) ask(m *pool.Member) *answer {
 		s.news = make(chan struct{})
 	}()
 	return a
+}
+
+// readyConn is connOf, m dialled again first when its connection has
+// ended (see Client.ready): a request of this client's that it
+// abandoned drops the connection of a peer that did nothing wrong.
+func (s *sending) readyConn(ctx context.Context, m *pool.Member, op string) (*peer.Peer, error) {
+	if s.c.pool.Conn(m) != nil {
+		if err := s.c.ready(ctx, m); err != nil {
+			return nil, peerErr(m, op, err)
+		}
+	}
+	return s.connOf(m, op)
 }
 
 // connOf returns m's connection, or, once m left the pool during the
@@ -1359,7 +1386,8 @@ func (c *Client) watchConfig() peer.Config {
 
 // minedSearch is what findMined found: the block of the chain holding
 // the transaction (conf), or, when only one peer's chain reaches the
-// block that holds it, a warning naming that block and peer (alone).
+// block that holds it, or not every live peer's does, a warning naming
+// that block and the peers (alone).
 type minedSearch struct {
 	conf  *Confirmation
 	alone string
@@ -1402,7 +1430,26 @@ func (c *Client) findMined(ctx context.Context, tx *wire.MsgTx) minedSearch {
 					m.BlockHash, m.Height, tx.TxHash(), o.Peer)}
 			}
 		}
+		// So is one that some peers' chains reach and another's does
+		// not: however many reach it, they may have mined it together.
+		if reach, short := c.reachingSplit(m.Height); len(short) > 0 {
+			return minedSearch{alone: fmt.Sprintf("block %v at %d holds %v, but only the chains of peers %s reach it, not those of %s: not taken as mined (peers can mine a transaction in a block they show nobody else, and how many show it buys no trust); the send went on",
+				m.BlockHash, m.Height, tx.TxHash(), strings.Join(reach, ", "), strings.Join(short, ", "))}
+		}
 		return minedSearch{conf: &Confirmation{Height: m.Height, BlockHash: m.BlockHash}}
 	}
 	return minedSearch{}
+}
+
+// reachingSplit returns the addresses of the live peers whose chains
+// reach height, and of those whose chains do not.
+func (c *Client) reachingSplit(height int32) (reach, short []string) {
+	for _, m := range c.pool.Serving(0) {
+		if c.views.tip(m) >= height {
+			reach = append(reach, m.Addr())
+		} else {
+			short = append(short, m.Addr())
+		}
+	}
+	return reach, short
 }

@@ -651,7 +651,7 @@ func (c *Client) back(ctx context.Context, m *pool.Member, hashes []chainhash.Ha
 		b.unasked = errors.New("not connected")
 		return b
 	}
-	conn := c.connOver(p, m)
+	conn := c.conn(m) // dialled again first if an abandoned request dropped it
 	bctx, cancel := context.WithTimeout(ctx, proofBudget)
 	defer cancel()
 	proven := map[chainhash.Hash]*wire.BlockHeader{}

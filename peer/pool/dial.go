@@ -258,13 +258,21 @@ func (p *Pool) tellLive(m *Member, live *bool) {
 // ended takes in, with mu held, that Run found m's connection ended
 // without a request noticing: a flood is returned, for the caller to ban
 // m with it once mu is released; otherwise m is no longer live and its
-// next dial waits (connectionGone).
+// next dial waits (connectionGone), but for no new failure when this
+// side dropped the connection itself (peer.ErrAbandoned).
 func (p *Pool) ended(m *Member, now time.Time) error {
 	err := m.p.Err()
 	if errors.Is(err, peer.ErrFlooding) {
 		return err
 	}
 	m.err, m.reason, m.lapsed = err, "disconnected: "+errString(err), true
+	if errors.Is(err, peer.ErrAbandoned) {
+		// Dropped by this side, which abandoned a request over it: no
+		// failure of the node's, which would slow its return and count
+		// toward forgetting it (see maxFailures).
+		m.backOff(now)
+		return nil
+	}
 	m.connectionGone(now)
 	return nil
 }

@@ -1,0 +1,78 @@
+package pool
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+)
+
+// TestAbandonedEndIsNoFailure: a connection ended because this side
+// abandoned a request over it (peer.ErrAbandoned) is no failure of its
+// member's when Run finds it ended: the member's next dial does not wait
+// for it, and it counts nothing toward forgetting a member found by
+// discovery. A connection that ended otherwise (closed, as far as the
+// pool can tell, by the node) still counts.
+func TestAbandonedEndIsNoFailure(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 20)
+	var hashes []chainhash.Hash
+	for h := int64(1); h <= 16; h++ {
+		hash, err := node.RPC().GetBlockHash(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, *hash)
+	}
+	tests := []struct {
+		name         string
+		end          func(t *testing.T, c *peer.Peer)
+		wantFailures int
+	}{
+		{"abandoned by this side", func(t *testing.T, c *peer.Peer) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			err := c.GetBlocks(ctx, hashes, func(int, *wire.MsgBlock) error {
+				cancel()
+				return nil
+			})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("the abandoned request: %v", err)
+			}
+		}, 0},
+		{"closed", func(_ *testing.T, c *peer.Peer) { c.Close() }, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _, err := New(Config{Params: node.Params, Peers: []string{node.P2PAddr}, ConnectOnly: true, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			ctx := context.Background()
+			p.Connect(ctx)
+			m := p.Members()[0]
+			c := p.Conn(m)
+			if c == nil || !p.Status(m).Live {
+				t.Fatalf("not connected: %+v", p.Status(m))
+			}
+			tt.end(t, c)
+			<-c.Done()
+			p.mu.Lock()
+			err = p.endedUnnoticed(m, time.Now()) // Run's look
+			failures, wait := m.failures, time.Until(m.nextDial)
+			p.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if failures != tt.wantFailures || (failures == 0) != (wait <= 0) {
+				t.Errorf("after the connection ended (%v): %d failures, next dial in %v; want %d failures", c.Err(), failures, wait, tt.wantFailures)
+			}
+		})
+	}
+}
