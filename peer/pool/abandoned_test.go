@@ -76,3 +76,74 @@ func TestAbandonedEndIsNoFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestAbandonedEndThenCut: a member whose connection this side dropped
+// by abandoning a request (Each cancels a member's request when it cuts
+// the member off as too slow) and which is then cut off, or dropped for
+// a failure, counts that end once when Run found the connection ended
+// first: Run counts no failure for an abandoned end (see ended), so the
+// cut or the drop must. A member slow every time it is back otherwise
+// sits out the same backoff for ever and is never forgotten.
+func TestAbandonedEndThenCut(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 20)
+	var hashes []chainhash.Hash
+	for h := int64(1); h <= 16; h++ {
+		hash, err := node.RPC().GetBlockHash(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, *hash)
+	}
+	tests := []struct {
+		name     string
+		end      func(p *Pool, m *Member)
+		wantSlow int // slow failures after, from 1
+	}{
+		{"cut off as too slow", func(p *Pool, m *Member) { p.dropSlow(NewBudget(), m, time.Second) }, 2},
+		{"dropped", func(p *Pool, m *Member) { p.Drop(m, errors.New("stalled")) }, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _, err := New(Config{Params: node.Params, Peers: []string{node.P2PAddr}, ConnectOnly: true, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			ctx := context.Background()
+			p.Connect(ctx)
+			m := p.Members()[0]
+			c := p.Conn(m)
+			if c == nil || !p.Status(m).Live {
+				t.Fatalf("not connected: %+v", p.Status(m))
+			}
+			p.mu.Lock()
+			m.failures, m.slow = 2, 1 // cut off twice before, the connection not lasting
+			p.mu.Unlock()
+			rctx, cancel := context.WithCancel(ctx)
+			err = c.GetBlocks(rctx, hashes, func(int, *wire.MsgBlock) error {
+				cancel()
+				return nil
+			})
+			cancel()
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("the abandoned request: %v", err)
+			}
+			<-c.Done()
+			p.mu.Lock()
+			err = p.endedUnnoticed(m, time.Now()) // Run's look, before the cut
+			p.mu.Unlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.end(p, m)
+			p.mu.Lock()
+			failures, slow, wait := m.failures, m.slow, time.Until(m.nextDial)
+			p.mu.Unlock()
+			if failures != 3 || slow != tt.wantSlow || wait <= redialBackoff(2) {
+				t.Errorf("after the abandoned end (%v) and the %s: %d failures (%d slow), next dial in %v; want 3 (%d slow), in about %v",
+					c.Err(), tt.name, failures, slow, wait, tt.wantSlow, redialBackoff(3))
+			}
+		})
+	}
+}
