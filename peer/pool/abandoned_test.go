@@ -3,6 +3,8 @@ package pool
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -143,6 +145,79 @@ func TestAbandonedEndThenCut(t *testing.T) {
 			if failures != 3 || slow != tt.wantSlow || wait <= redialBackoff(2) {
 				t.Errorf("after the abandoned end (%v) and the %s: %d failures (%d slow), next dial in %v; want 3 (%d slow), in about %v",
 					c.Err(), tt.name, failures, slow, wait, tt.wantSlow, redialBackoff(3))
+			}
+		})
+	}
+}
+
+// TestCutWhileRunRedials: a member cut off as too slow while Run dials
+// it again sits its sit-out out. Run finds a connection this side ended
+// by abandoning a request (Each cancelling the member it cuts off) ended
+// with no failure, so it dials the member again at once, while Each may
+// still wait for the others before it drops the member; the dial that
+// then succeeds made the member live again, its sit-out skipped.
+func TestCutWhileRunRedials(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 20)
+	var hashes []chainhash.Hash
+	for h := int64(1); h <= 16; h++ {
+		hash, err := node.RPC().GetBlockHash(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, *hash)
+	}
+	tests := []struct {
+		name    string
+		cut     bool // cut off while Run dials it
+		wantOut bool
+	}{
+		{"cut off meanwhile", true, true},
+		{"not cut off", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p *Pool
+			var redialling atomic.Bool
+			onConnect := func(m *Member) {
+				if tt.cut && redialling.Load() {
+					p.dropSlow(NewBudget(), m, time.Second) // the round's end, as the dial completes
+				}
+			}
+			p, _, err := New(Config{Params: node.Params, Peers: []string{node.P2PAddr}, ConnectOnly: true, Timeout: 5 * time.Second, OnConnect: onConnect})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			ctx := context.Background()
+			p.Connect(ctx)
+			m := p.Members()[0]
+			c := p.Conn(m)
+			if c == nil || !p.Status(m).Live {
+				t.Fatalf("not connected: %+v", p.Status(m))
+			}
+			rctx, cancel := context.WithCancel(ctx)
+			err = c.GetBlocks(rctx, hashes, func(int, *wire.MsgBlock) error {
+				cancel()
+				return nil
+			})
+			cancel()
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("the abandoned request: %v", err)
+			}
+			<-c.Done()
+			redialling.Store(true)
+			var dials sync.WaitGroup
+			if floods := p.tend(ctx, &dials); len(floods) > 0 { // Run's look: it dials m again
+				t.Fatal(floods[0].Err)
+			}
+			dials.Wait()
+			st := p.Status(m)
+			p.mu.Lock()
+			wait := time.Until(m.nextDial)
+			p.mu.Unlock()
+			if out := !st.Live; out != tt.wantOut {
+				t.Errorf("after Run dialled it again: live %v (%s), next dial in %v; want left out %v", st.Live, st.Reason, wait, tt.wantOut)
 			}
 		})
 	}

@@ -213,6 +213,9 @@ func (p *Pool) endedUnnoticed(m *Member, now time.Time) error {
 // redial dials a member whose connection ended (its dialing set); on
 // success it is live again, on failure its next try waits twice as long.
 func (p *Pool) redial(ctx context.Context, m *Member) {
+	p.mu.Lock()
+	due := m.nextDial
+	p.mu.Unlock()
 	c, err := peer.Dial(ctx, p.peerConfig(m))
 	if err == nil && p.cfg.OnConnect != nil {
 		// Before the connection is used: what was known of the node's
@@ -232,9 +235,10 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 		}
 		return
 	}
-	if m.banned || m.removed || m.isLive() {
-		// Banned or removed while it was dialled, or dialled again by a
-		// request (Redial), whose connection is in use.
+	if m.banned || m.removed || m.isLive() || m.leftOutSince(due) {
+		// Banned, removed or left out (cut off as too slow, dropped)
+		// while it was dialled, or dialled again by a request (Redial),
+		// whose connection is in use.
 		c.Close()
 		return
 	}
@@ -244,6 +248,17 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
 	live = true
 	p.logf("service: %s is back", m.addr)
+}
+
+// leftOutSince reports whether m was left out (Pool.leaveOut) for a
+// backoff that has not passed and was set after a dial began, when its
+// next dial was due: a connection that dial made would cut its sit-out
+// short. Run dials a member whose connection an abandoned request ended
+// at once (see ended), and Each drops the member it cut off, whose
+// request it abandoned, only once the round ends. Called with the pool's
+// mu held.
+func (m *Member) leftOutSince(due time.Time) bool {
+	return m.err != nil && !m.lapsed && m.nextDial.After(due) && time.Now().Before(m.nextDial)
 }
 
 // tellLive tells Config.OnLive that m is live, if *live: deferred by a
