@@ -222,3 +222,71 @@ func TestCutWhileRunRedials(t *testing.T) {
 		})
 	}
 }
+
+// TestRedialCountsTheEnd: Redial, which a request calls when it finds its
+// member's connection ended (the client's ready), before Run noticed the
+// end, counts that end as Run would: no failure when this side ended it
+// by abandoning a request, one otherwise (the node hung up, or a request
+// dropped it for a stall or a broken rule), whose backoff the new dial
+// waits for. Else a node ending its connection on each request was
+// dialled again at once, its failures never counted.
+func TestRedialCountsTheEnd(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 20)
+	var hashes []chainhash.Hash
+	for h := int64(1); h <= 16; h++ {
+		hash, err := node.RPC().GetBlockHash(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, *hash)
+	}
+	tests := []struct {
+		name         string
+		end          func(t *testing.T, c *peer.Peer)
+		wantFailures int
+	}{
+		{"abandoned by this side", func(t *testing.T, c *peer.Peer) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			err := c.GetBlocks(ctx, hashes, func(int, *wire.MsgBlock) error {
+				cancel()
+				return nil
+			})
+			if !errors.Is(err, context.Canceled) {
+				t.Fatalf("the abandoned request: %v", err)
+			}
+		}, 0},
+		{"closed", func(_ *testing.T, c *peer.Peer) { c.Close() }, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, _, err := New(Config{Params: node.Params, Peers: []string{node.P2PAddr}, ConnectOnly: true, Timeout: 5 * time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			ctx := context.Background()
+			p.Connect(ctx)
+			m := p.Members()[0]
+			c := p.Conn(m)
+			if c == nil || !p.Status(m).Live {
+				t.Fatalf("not connected: %+v", p.Status(m))
+			}
+			tt.end(t, c)
+			<-c.Done()
+			start := time.Now()
+			if err := p.Redial(ctx, m); err != nil { // before Run's look
+				t.Fatal(err)
+			}
+			took := time.Since(start)
+			p.mu.Lock()
+			failures := m.failures
+			p.mu.Unlock()
+			if failures != tt.wantFailures || took < redialBackoff(tt.wantFailures) || !p.Status(m).Live {
+				t.Errorf("after the connection ended (%v), Redial: %d failures, dialled after %v, live %v; want %d failures, dialled after %v",
+					c.Err(), failures, took, p.Status(m).Live, tt.wantFailures, redialBackoff(tt.wantFailures))
+			}
+		})
+	}
+}
