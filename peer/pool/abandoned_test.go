@@ -21,52 +21,22 @@ import (
 // discovery. A connection that ended otherwise (closed, as far as the
 // pool can tell, by the node) still counts.
 func TestAbandonedEndIsNoFailure(t *testing.T) {
-	node := peertest.StartBtcd(t)
-	node.Generate(t, 20)
-	var hashes []chainhash.Hash
-	for h := int64(1); h <= 16; h++ {
-		hash, err := node.RPC().GetBlockHash(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, *hash)
-	}
+	node, hashes := abandonNode(t)
 	tests := []struct {
 		name         string
 		end          func(t *testing.T, c *peer.Peer)
 		wantFailures int
 	}{
-		{"abandoned by this side", func(t *testing.T, c *peer.Peer) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			err := c.GetBlocks(ctx, hashes, func(int, *wire.MsgBlock) error {
-				cancel()
-				return nil
-			})
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("the abandoned request: %v", err)
-			}
-		}, 0},
+		{"abandoned by this side", func(t *testing.T, c *peer.Peer) { abandon(t, c, hashes) }, 0},
 		{"closed", func(_ *testing.T, c *peer.Peer) { c.Close() }, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, _, err := New(Config{Params: node.Params, Peers: []string{node.P2PAddr}, ConnectOnly: true, Timeout: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			ctx := context.Background()
-			p.Connect(ctx)
-			m := p.Members()[0]
-			c := p.Conn(m)
-			if c == nil || !p.Status(m).Live {
-				t.Fatalf("not connected: %+v", p.Status(m))
-			}
+			p, m, c := connectOne(t, node, nil)
 			tt.end(t, c)
 			<-c.Done()
 			p.mu.Lock()
-			err = p.endedUnnoticed(m, time.Now()) // Run's look
+			err := p.endedUnnoticed(m, time.Now()) // Run's look
 			failures, wait := m.failures, time.Until(m.nextDial)
 			p.mu.Unlock()
 			if err != nil {
@@ -87,16 +57,7 @@ func TestAbandonedEndIsNoFailure(t *testing.T) {
 // cut or the drop must. A member slow every time it is back otherwise
 // sits out the same backoff for ever and is never forgotten.
 func TestAbandonedEndThenCut(t *testing.T) {
-	node := peertest.StartBtcd(t)
-	node.Generate(t, 20)
-	var hashes []chainhash.Hash
-	for h := int64(1); h <= 16; h++ {
-		hash, err := node.RPC().GetBlockHash(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, *hash)
-	}
+	node, hashes := abandonNode(t)
 	tests := []struct {
 		name     string
 		end      func(p *Pool, m *Member)
@@ -107,33 +68,14 @@ func TestAbandonedEndThenCut(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, _, err := New(Config{Params: node.Params, Peers: []string{node.P2PAddr}, ConnectOnly: true, Timeout: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			ctx := context.Background()
-			p.Connect(ctx)
-			m := p.Members()[0]
-			c := p.Conn(m)
-			if c == nil || !p.Status(m).Live {
-				t.Fatalf("not connected: %+v", p.Status(m))
-			}
+			p, m, c := connectOne(t, node, nil)
 			p.mu.Lock()
 			m.failures, m.slow = 2, 1 // cut off twice before, the connection not lasting
 			p.mu.Unlock()
-			rctx, cancel := context.WithCancel(ctx)
-			err = c.GetBlocks(rctx, hashes, func(int, *wire.MsgBlock) error {
-				cancel()
-				return nil
-			})
-			cancel()
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("the abandoned request: %v", err)
-			}
+			abandon(t, c, hashes)
 			<-c.Done()
 			p.mu.Lock()
-			err = p.endedUnnoticed(m, time.Now()) // Run's look, before the cut
+			err := p.endedUnnoticed(m, time.Now()) // Run's look, before the cut
 			p.mu.Unlock()
 			if err != nil {
 				t.Fatal(err)
@@ -157,16 +99,7 @@ func TestAbandonedEndThenCut(t *testing.T) {
 // still wait for the others before it drops the member; the dial that
 // then succeeds made the member live again, its sit-out skipped.
 func TestCutWhileRunRedials(t *testing.T) {
-	node := peertest.StartBtcd(t)
-	node.Generate(t, 20)
-	var hashes []chainhash.Hash
-	for h := int64(1); h <= 16; h++ {
-		hash, err := node.RPC().GetBlockHash(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, *hash)
-	}
+	node, hashes := abandonNode(t)
 	tests := []struct {
 		name    string
 		cut     bool // cut off while Run dials it
@@ -177,34 +110,15 @@ func TestCutWhileRunRedials(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var p *Pool
 			var redialling atomic.Bool
-			onConnect := func(m *Member) {
+			onConnect := func(p *Pool, m *Member) {
 				if tt.cut && redialling.Load() {
 					p.dropSlow(NewBudget(), m, time.Second) // the round's end, as the dial completes
 				}
 			}
-			p, _, err := New(Config{Params: node.Params, Peers: []string{node.P2PAddr}, ConnectOnly: true, Timeout: 5 * time.Second, OnConnect: onConnect})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
+			p, m, c := connectOne(t, node, onConnect)
 			ctx := context.Background()
-			p.Connect(ctx)
-			m := p.Members()[0]
-			c := p.Conn(m)
-			if c == nil || !p.Status(m).Live {
-				t.Fatalf("not connected: %+v", p.Status(m))
-			}
-			rctx, cancel := context.WithCancel(ctx)
-			err = c.GetBlocks(rctx, hashes, func(int, *wire.MsgBlock) error {
-				cancel()
-				return nil
-			})
-			cancel()
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("the abandoned request: %v", err)
-			}
+			abandon(t, c, hashes)
 			<-c.Done()
 			redialling.Store(true)
 			var dials sync.WaitGroup
@@ -231,48 +145,19 @@ func TestCutWhileRunRedials(t *testing.T) {
 // waits for. Else a node ending its connection on each request was
 // dialled again at once, its failures never counted.
 func TestRedialCountsTheEnd(t *testing.T) {
-	node := peertest.StartBtcd(t)
-	node.Generate(t, 20)
-	var hashes []chainhash.Hash
-	for h := int64(1); h <= 16; h++ {
-		hash, err := node.RPC().GetBlockHash(h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		hashes = append(hashes, *hash)
-	}
+	node, hashes := abandonNode(t)
 	tests := []struct {
 		name         string
 		end          func(t *testing.T, c *peer.Peer)
 		wantFailures int
 	}{
-		{"abandoned by this side", func(t *testing.T, c *peer.Peer) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			err := c.GetBlocks(ctx, hashes, func(int, *wire.MsgBlock) error {
-				cancel()
-				return nil
-			})
-			if !errors.Is(err, context.Canceled) {
-				t.Fatalf("the abandoned request: %v", err)
-			}
-		}, 0},
+		{"abandoned by this side", func(t *testing.T, c *peer.Peer) { abandon(t, c, hashes) }, 0},
 		{"closed", func(_ *testing.T, c *peer.Peer) { c.Close() }, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, _, err := New(Config{Params: node.Params, Peers: []string{node.P2PAddr}, ConnectOnly: true, Timeout: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
+			p, m, c := connectOne(t, node, nil)
 			ctx := context.Background()
-			p.Connect(ctx)
-			m := p.Members()[0]
-			c := p.Conn(m)
-			if c == nil || !p.Status(m).Live {
-				t.Fatalf("not connected: %+v", p.Status(m))
-			}
 			tt.end(t, c)
 			<-c.Done()
 			start := time.Now()
@@ -288,5 +173,60 @@ func TestRedialCountsTheEnd(t *testing.T) {
 					c.Err(), failures, took, p.Status(m).Live, tt.wantFailures, redialBackoff(tt.wantFailures))
 			}
 		})
+	}
+}
+
+// abandonNode starts a btcd with blocks, and returns it with the hashes
+// of heights 1 to 16, for a request to abandon.
+func abandonNode(t *testing.T) (*peertest.Node, []chainhash.Hash) {
+	t.Helper()
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 20)
+	var hashes []chainhash.Hash
+	for h := int64(1); h <= 16; h++ {
+		hash, err := node.RPC().GetBlockHash(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, *hash)
+	}
+	return node, hashes
+}
+
+// connectOne returns a pool of node alone, connected, its member and
+// connection; onConnect, if not nil, is its Config.OnConnect.
+func connectOne(t *testing.T, node *peertest.Node, onConnect func(*Pool, *Member)) (*Pool, *Member, *peer.Peer) {
+	t.Helper()
+	var p *Pool
+	cfg := Config{Params: node.Params, Peers: []string{node.P2PAddr}, ConnectOnly: true, Timeout: 5 * time.Second}
+	if onConnect != nil {
+		cfg.OnConnect = func(m *Member) { onConnect(p, m) }
+	}
+	p, _, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	p.Connect(context.Background())
+	m := p.Members()[0]
+	c := p.Conn(m)
+	if c == nil || !p.Status(m).Live {
+		t.Fatalf("not connected: %+v", p.Status(m))
+	}
+	return p, m, c
+}
+
+// abandon asks c for the blocks of hashes and gives the request up at
+// the first: this side drops the connection (peer.ErrAbandoned).
+func abandon(t *testing.T, c *peer.Peer, hashes []chainhash.Hash) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := c.GetBlocks(ctx, hashes, func(int, *wire.MsgBlock) error {
+		cancel()
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("the abandoned request: %v", err)
 	}
 }
