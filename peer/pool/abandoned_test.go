@@ -22,15 +22,7 @@ import (
 // pool can tell, by the node) still counts.
 func TestAbandonedEndIsNoFailure(t *testing.T) {
 	node, hashes := abandonNode(t)
-	tests := []struct {
-		name         string
-		end          func(t *testing.T, c *peer.Peer)
-		wantFailures int
-	}{
-		{"abandoned by this side", func(t *testing.T, c *peer.Peer) { abandon(t, c, hashes) }, 0},
-		{"closed", func(_ *testing.T, c *peer.Peer) { c.Close() }, 1},
-	}
-	for _, tt := range tests {
+	for _, tt := range connectionEnds(hashes) {
 		t.Run(tt.name, func(t *testing.T) {
 			p, m, c := connectOne(t, node, nil)
 			tt.end(t, c)
@@ -146,15 +138,7 @@ func TestCutWhileRunRedials(t *testing.T) {
 // dialled again at once, its failures never counted.
 func TestRedialCountsTheEnd(t *testing.T) {
 	node, hashes := abandonNode(t)
-	tests := []struct {
-		name         string
-		end          func(t *testing.T, c *peer.Peer)
-		wantFailures int
-	}{
-		{"abandoned by this side", func(t *testing.T, c *peer.Peer) { abandon(t, c, hashes) }, 0},
-		{"closed", func(_ *testing.T, c *peer.Peer) { c.Close() }, 1},
-	}
-	for _, tt := range tests {
+	for _, tt := range connectionEnds(hashes) {
 		t.Run(tt.name, func(t *testing.T) {
 			p, m, c := connectOne(t, node, nil)
 			ctx := context.Background()
@@ -228,5 +212,23 @@ func abandon(t *testing.T, c *peer.Peer, hashes []chainhash.Hash) {
 	})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("the abandoned request: %v", err)
+	}
+}
+
+// connectionEnd is a way a connection ends, and the failures in a row
+// its member is charged for it.
+type connectionEnd struct {
+	name         string
+	end          func(t *testing.T, c *peer.Peer)
+	wantFailures int
+}
+
+// connectionEnds: abandoned by this side (a request over hashes), which
+// is no failure, and closed, as far as the pool can tell by the node,
+// which is one.
+func connectionEnds(hashes []chainhash.Hash) []connectionEnd {
+	return []connectionEnd{
+		{"abandoned by this side", func(t *testing.T, c *peer.Peer) { abandon(t, c, hashes) }, 0},
+		{"closed", func(_ *testing.T, c *peer.Peer) { c.Close() }, 1},
 	}
 }
