@@ -74,9 +74,9 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 // Redial replaces m's connection when it ended: a request that was
 // abandoned (a cancelled context) ended it, and the member did nothing
 // wrong, or the node or a request's failure did, which counts as Run
-// counts it (see ended). What is known of its chain stands. A live connection is kept. A connection
-// ended by a flood is not replaced: its error is returned; nor is that of
-// a member banned or dropped meanwhile. Run finding the ended connection
+// counts it (see ended). What is known of its chain stands. A live
+// connection is kept. A connection ended by a flood is not replaced: its
+// error is returned; nor is that of a member banned or dropped meanwhile. Run finding the ended connection
 // first drops nothing: the member is live again (see Member.lapsed).
 //
 // A redial keeps the member's backoff (see redialBackoff): it waits,
