@@ -1,6 +1,11 @@
 package pool
 
-import "time"
+import (
+	"errors"
+	"time"
+
+	"github.com/spvfilter/spvfilter/peer"
+)
 
 // Redials of an address are rate-limited whatever its member does: a
 // dial that fails, and a connection that ends before stableConnection
@@ -63,7 +68,7 @@ func (m *Member) backOff(now time.Time) {
 // the sit-out but does not bring a member found by discovery closer to
 // being forgotten (see maxFailures).
 func (m *Member) sitOut(now time.Time) time.Duration {
-	if m.p != nil && !m.lapsed {
+	if m.p != nil && !m.endCounted() {
 		m.connectionGone(now)
 		if m.failures > 0 {
 			m.slow++ // the connection that did not last ended with the cut
@@ -75,6 +80,14 @@ func (m *Member) sitOut(now time.Time) time.Duration {
 	}
 	m.backOff(now)
 	return m.nextDial.Sub(now)
+}
+
+// endCounted reports whether Run found m's connection ended and counted
+// it (see Pool.ended): not when this side ended it, abandoning a request
+// over it (peer.ErrAbandoned), as Each does cutting a member off: the
+// cut, or a drop, counts it then. Called with the pool's mu held.
+func (m *Member) endCounted() bool {
+	return m.lapsed && !errors.Is(m.err, peer.ErrAbandoned)
 }
 
 // dialFailed records, with the pool's mu held, a dial of m that failed

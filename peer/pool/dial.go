@@ -71,11 +71,12 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 	}
 }
 
-// Redial replaces m's connection when a request that was abandoned (a
-// cancelled context) ended it; the member did nothing wrong, and what is
-// known of its chain stands. A live connection is kept. A connection
-// ended by a flood is not replaced: its error is returned; nor is that of
-// a member banned or dropped meanwhile. Run finding the ended connection
+// Redial replaces m's connection when it ended: a request that was
+// abandoned (a cancelled context) ended it, and the member did nothing
+// wrong, or the node or a request's failure did, which counts as Run
+// counts it (see ended). What is known of its chain stands. A live
+// connection is kept. A connection ended by a flood is not replaced: its
+// error is returned; nor is that of a member banned or dropped meanwhile. Run finding the ended connection
 // first drops nothing: the member is live again (see Member.lapsed).
 //
 // A redial keeps the member's backoff (see redialBackoff): it waits,
@@ -98,6 +99,13 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 		// Dropped for flooding: not to be dialled again.
 		return err
 	}
+	// The end is counted as Run counts it, if Run has not yet: a failure
+	// unless this side abandoned a request over it (see ended), so that
+	// a node that ends its connection on each request is not dialled
+	// again at once, its failures never counted.
+	p.mu.Lock()
+	p.endedUnnoticed(m, time.Now()) // a flood was refused above
+	p.mu.Unlock()
 	if due, err := p.dueRedial(ctx, m, old); !due {
 		return err
 	}
@@ -213,6 +221,9 @@ func (p *Pool) endedUnnoticed(m *Member, now time.Time) error {
 // redial dials a member whose connection ended (its dialing set); on
 // success it is live again, on failure its next try waits twice as long.
 func (p *Pool) redial(ctx context.Context, m *Member) {
+	p.mu.Lock()
+	due := m.nextDial
+	p.mu.Unlock()
 	c, err := peer.Dial(ctx, p.peerConfig(m))
 	if err == nil && p.cfg.OnConnect != nil {
 		// Before the connection is used: what was known of the node's
@@ -232,9 +243,10 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 		}
 		return
 	}
-	if m.banned || m.removed || m.isLive() {
-		// Banned or removed while it was dialled, or dialled again by a
-		// request (Redial), whose connection is in use.
+	if m.banned || m.removed || m.isLive() || m.leftOutSince(due) {
+		// Banned, removed or left out (cut off as too slow, dropped)
+		// while it was dialled, or dialled again by a request (Redial),
+		// whose connection is in use.
 		c.Close()
 		return
 	}
@@ -244,6 +256,17 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
 	live = true
 	p.logf("service: %s is back", m.addr)
+}
+
+// leftOutSince reports whether m was left out (Pool.leaveOut) for a
+// backoff that has not passed and was set after a dial began, when its
+// next dial was due: a connection that dial made would cut its sit-out
+// short. Run dials a member whose connection an abandoned request ended
+// at once (see ended), and Each drops the member it cut off, whose
+// request it abandoned, only once the round ends. Called with the pool's
+// mu held.
+func (m *Member) leftOutSince(due time.Time) bool {
+	return m.err != nil && !m.lapsed && m.nextDial.After(due) && time.Now().Before(m.nextDial)
 }
 
 // tellLive tells Config.OnLive that m is live, if *live: deferred by a

@@ -351,7 +351,7 @@ func (p *Pool) dropLocked(m *Member, err error) {
 	if m.banned || (m.err != nil && !m.lapsed) {
 		return
 	}
-	if m.p != nil && !m.lapsed { // else Run counted the connection's end already
+	if m.p != nil && !m.endCounted() { // else Run counted the connection's end already
 		m.connectionGone(time.Now())
 	}
 	p.leaveOut(m, err)
