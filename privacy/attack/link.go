@@ -235,6 +235,7 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 		shiftLinked(l.Pairs, l.WalletSizes.Median)
 		spreadRates(l.Pairs)
 	}
+	lk.bound(l.Pairs, &fit.est)
 	l.Warnings = append(l.Warnings, lk.warnings...)
 	if top := lk.unlistedMax(&fit); top > l.Threshold {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("a pair of sessions that share no match has probability %.3g of one wallet, above the threshold, but is not listed", top))
