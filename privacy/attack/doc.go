@@ -328,8 +328,9 @@
 // more than its class was right on calibration captures: of such pairs
 // given more than one half on the payments regime's seeds 9501 to 9516,
 // 15 of 18 were one wallet's, so it is given at most 15/18 = 0.833, and
-// a warning names it with the model's probability. Judged apart, on
-// seeds 9601 to 9608 the pairs given 0.95 or more went from 304 of 309
+// a warning names it with the model's probability (whatever the
+// options of Link). Judged apart (TestLinkCalibrationSweep), on
+// payments seeds 9601 to 9608 the pairs given 0.95 or more went from 304 of 309
 // right (5 wrong above 0.99) to 300 of 300, none wrong above 0.99; the
 // bin [0.8, 0.95) from 179 pairs said 0.937, right 0.939, to 188 said
 // 0.932, right 0.915: the 9 pairs lowered were one wallet's 4 times,
