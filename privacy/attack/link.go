@@ -69,7 +69,12 @@ type SessionLink struct {
 	// hold what their pairs are sure of has its odds cut a hundredfold;
 	// both only lower them. A pair a group links, given less than 0.94,
 	// has its log odds raised by what linked pairs were right on
-	// simulated captures, to at most 0.94.
+	// simulated captures, to at most 0.94. Where the capture looks like
+	// one whose wallets pay each other several addresses, a pair of the
+	// counts payments and one wallet give alike (many shared candidates,
+	// each session holding many of its own beyond chance) is given at most
+	// the rate its class was right on simulated captures, which a warning
+	// says.
 	// ProbabilityShared is that of different wallets one of which paid
 	// the other (its filters hold some of the other's addresses). See the
 	// package documentation.
@@ -235,6 +240,7 @@ func (a *Accumulator) Link(groups []int, opts LinkOptions) (*Linkage, error) {
 		shiftLinked(l.Pairs, l.WalletSizes.Median)
 		spreadRates(l.Pairs)
 	}
+	lk.bound(l.Pairs, &fit.est)
 	l.Warnings = append(l.Warnings, lk.warnings...)
 	if top := lk.unlistedMax(&fit); top > l.Threshold {
 		l.Warnings = append(l.Warnings, fmt.Sprintf("a pair of sessions that share no match has probability %.3g of one wallet, above the threshold, but is not listed", top))

@@ -92,7 +92,7 @@ func (lk *linker) order(pairs []SessionLink) string {
 		return ""
 	}
 	slices.Sort(named)
-	return fmt.Sprintf("the pairs of %s are given more than %g, yet one session of each lies out of order among two it is linked to (it holds candidates neither of them holds, nor any other session, and lacks candidates both hold; %d of the capture's %d triples of linked sessions are so): "+
+	return fmt.Sprintf("the pairs of %s are given more than %g by the model (those printed lower, bounded by their class's rate, are named in a warning of their own), yet one session of each lies out of order among two it is linked to (it holds candidates neither of them holds, nor any other session, and lacks candidates both hold; %d of the capture's %d triples of linked sessions are so): "+
 		"a payee's session beside a payer watching part of its addresses, or two wallets paying each other, looks like that, and on simulated captures of that kind (privacy simulate --regime payments, seeds 9601 to 9608) 4 of the 6 pairs so named were of two wallets; weigh those links as such",
 		strings.Join(named, "; "), orderLinked, outside, triples)
 }
