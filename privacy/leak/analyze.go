@@ -198,9 +198,14 @@ type Report struct {
 	EstimatedWalletGroupsHigh  float64 `json:"estimated_wallet_groups_high"`
 	EstimatedWalletGroupsLevel float64 `json:"estimated_wallet_groups_level"`
 	// EstimatedWalletSingles is the number of the matches of one
-	// appearance that are the wallet's, estimated as those matches less
-	// what the fetched set shifted along the scanned blocks carries, with
-	// its 95% interval, of coverage EstimatedWalletSinglesLevel.
+	// appearance riding in no other's transactions that are the
+	// wallet's: the sum of what each is given, so at most two a fetched
+	// block in the attack's report. Its interval runs from the sum of
+	// their low ends to what chance (what the fetched blocks'
+	// neighbours carry) leaves of every match of one appearance, riding
+	// or not, within the same bound; EstimatedWalletSinglesLevel is the
+	// chance count's level, which the bound makes a floor ("Matches of
+	// one appearance" in the package documentation).
 	EstimatedWalletSingles      float64 `json:"estimated_wallet_singles"`
 	EstimatedWalletSinglesLow   float64 `json:"estimated_wallet_singles_low"`
 	EstimatedWalletSinglesHigh  float64 `json:"estimated_wallet_singles_high"`

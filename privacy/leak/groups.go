@@ -485,7 +485,7 @@ func (r *Report) finish() {
 			r.Confident++
 		}
 	}
-	r.estimate(classes)
+	r.estimate(classes, single.capped(r.cap))
 	r.warnings(g, classes)
 	r.Verdict = r.verdict()
 }
@@ -827,7 +827,7 @@ func (r *Report) singles(c *classCount) prob {
 	if c == nil || c.Matched == 0 || r.FetchedBlocks >= r.ScannedBlocks {
 		return prob{}
 	}
-	alone := float64(c.Matched) - float64(c.CoLocated) + c.extraSingles
+	alone := c.alone()
 	if alone <= 0 {
 		return prob{}
 	}
@@ -840,6 +840,12 @@ func (r *Report) singles(c *classCount) prob {
 		p, lo, hi = math.Min(p, most), math.Min(lo, most), math.Min(hi, most)
 	}
 	return prob{p * c.coverShare, lo * c.coverShare, hi * c.coverShare}
+}
+
+// alone counts the class's matches riding in no other's transactions,
+// with the chance matches left out of a partial index.
+func (c *classCount) alone() float64 {
+	return float64(c.Matched) - float64(c.CoLocated) + c.extraSingles
 }
 
 // walletSinglesPerBlock is the most matches of one appearance, riding in
@@ -1138,8 +1144,11 @@ func (r *Report) groupOf(u *unit, rides bool, p prob) Group {
 }
 
 // estimate sets the wallet's estimated groups of two or more appearances
-// and its estimated matches of one.
-func (r *Report) estimate(classes map[uint64]*classCount) {
+// and its estimated matches of one appearance riding in no other's
+// transactions: those matches times single, the probability each is
+// given, and its interval likewise, so that the count is bound as they
+// are (at most walletSinglesPerBlock a fetched block).
+func (r *Report) estimate(classes map[uint64]*classCount, single prob) {
 	if r.FetchedBlocks >= r.ScannedBlocks {
 		return
 	}
@@ -1153,7 +1162,22 @@ func (r *Report) estimate(classes map[uint64]*classCount) {
 	}
 	r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh, r.EstimatedWalletGroupsLevel = observedCount(groups, chance, variance)
 	if c := classes[1]; c != nil {
-		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow, r.EstimatedWalletSinglesHigh = walletCount(float64(c.Matched)+c.extraSingles, c.chanceGroups, c.chanceVar)
+		alone := math.Max(c.alone(), 0)
+		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow = single.p*alone, single.lo*alone
+		// Its high end is what chance leaves of every match of one
+		// appearance, riding or not (the neighbours' counts are of every
+		// script seen once), within the matches alone and their bound.
+		all := float64(c.Matched) + c.extraSingles
+		_, _, hi := walletShare(all, c.chanceGroups, c.chanceVar)
+		most := alone
+		if r.label == nil {
+			most = math.Min(most, walletSinglesPerBlock*float64(r.FetchedBlocks))
+		}
+		hi = math.Min(hi*all, most) * c.coverShare
+		if r.cap > 0 {
+			hi = math.Min(hi, r.cap*alone)
+		}
+		r.EstimatedWalletSinglesHigh = math.Max(hi, r.EstimatedWalletSingles)
 		r.EstimatedWalletSinglesLevel = chanceLevel(c.chanceGroups, c.chanceVar)
 	}
 }
@@ -1163,13 +1187,6 @@ func (r *Report) estimate(classes map[uint64]*classCount) {
 // the same bytes every run.
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	return slices.Sorted(maps.Keys(m))
-}
-
-// walletCount is the number of observed items that chance, a count of
-// mean m and variance v, does not explain, and its 95% interval.
-func walletCount(observed, m, v float64) (n, lo, hi float64) {
-	p, plo, phi := walletShare(observed, m, v)
-	return p * observed, plo * observed, phi * observed
 }
 
 // CoversNotRuledOut is the warning of a report that names a script or a
