@@ -251,6 +251,9 @@ type Report struct {
 	// few counts the matches alone of two or more appearances lowered
 	// for a session of few blocks (lowerFewBlocks).
 	few int
+	// singlesInChance is set when the matches of one appearance alone
+	// are within chance's range and given none of their share.
+	singlesInChance bool
 	// left holds the transactions (txKey) of fetched blocks that created
 	// a script a later scanned block not fetched holds: its counterparty
 	// spent it elsewhere (see Match.Settled). At most one entry per

@@ -838,6 +838,11 @@ func (r *Report) singles(c *classCount) prob {
 		// a fetched block between them.
 		most := math.Min(walletSinglesPerBlock*float64(r.FetchedBlocks)/alone, 1)
 		p, lo, hi = math.Min(p, most), math.Min(lo, most), math.Min(hi, most)
+		if lo == 0 && p > 0 {
+			// No more than chance's range gives: the point is its low end.
+			p = 0
+			r.singlesInChance = true
+		}
 	}
 	return prob{p * c.coverShare, lo * c.coverShare, hi * c.coverShare}
 }
@@ -847,6 +852,14 @@ func (r *Report) singles(c *classCount) prob {
 func (c *classCount) alone() float64 {
 	return float64(c.Matched) - float64(c.CoLocated) + c.extraSingles
 }
+
+// SinglesInChance is the warning of an attack's report whose matches of
+// one appearance riding in no other's transactions are no more than the
+// 95% range of what the fetched blocks' neighbours carry: each is given
+// none of their share, which sessions of few blocks gave matches the
+// wallet's far less often than said (package documentation, "Matches of
+// one appearance").
+const SinglesInChance = "the matches of one appearance riding in no other's transactions are within what chance gives (the 95% range of what the fetched blocks' neighbours carry): each is given 0, the low end of its interval, since their share of what is left said far more than they were the wallet's in such sessions; the high end stands"
 
 // walletSinglesPerBlock is the most matches of one appearance, riding in
 // no other's transactions, that the attack takes to be the wallet's per
@@ -1222,6 +1235,9 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	}
 	if c := classes[1]; c != nil && c.Matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
 		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the wallet's among them, so each has the share of them that the fetched blocks carry beyond what their neighbours carry (estimated_wallet_singles)", c.Matched))
+		if r.singlesInChance {
+			r.warn(SinglesInChance)
+		}
 	}
 	if n := r.hosted; n > 0 {
 		r.warn(fmt.Sprintf("%d group(s) or match(es) of two or more appearances appear only in blocks of another group of as many appearances or more, in transactions of their own: the downloads of that group's blocks explain them whatever their owner (another wallet's address reused in the wallet's blocks), so each has half its class's probability (nested)", n))
