@@ -204,8 +204,8 @@ type Report struct {
 	// their low ends to what chance (what the fetched blocks'
 	// neighbours carry) leaves of every match of one appearance, riding
 	// or not, within the same bound; EstimatedWalletSinglesLevel is the
-	// chance count's level, which the bound makes a floor ("Matches of
-	// one appearance" in the package documentation).
+	// chance count's level (the coverage measured is in "Matches of one
+	// appearance", package documentation).
 	EstimatedWalletSingles      float64 `json:"estimated_wallet_singles"`
 	EstimatedWalletSinglesLow   float64 `json:"estimated_wallet_singles_low"`
 	EstimatedWalletSinglesHigh  float64 `json:"estimated_wallet_singles_high"`

@@ -1159,8 +1159,10 @@ func (r *Report) groupOf(u *unit, rides bool, p prob) Group {
 // estimate sets the wallet's estimated groups of two or more appearances
 // and its estimated matches of one appearance riding in no other's
 // transactions: those matches times single, the probability each is
-// given, and its interval likewise, so that the count is bound as they
-// are (at most walletSinglesPerBlock a fetched block).
+// given, its low end times single's low end, so that the count is bound
+// as they are (at most walletSinglesPerBlock a fetched block), and its
+// high end what chance leaves of every match of one appearance within
+// that bound.
 func (r *Report) estimate(classes map[uint64]*classCount, single prob) {
 	if r.FetchedBlocks >= r.ScannedBlocks {
 		return
