@@ -198,9 +198,14 @@ type Report struct {
 	EstimatedWalletGroupsHigh  float64 `json:"estimated_wallet_groups_high"`
 	EstimatedWalletGroupsLevel float64 `json:"estimated_wallet_groups_level"`
 	// EstimatedWalletSingles is the number of the matches of one
-	// appearance that are the wallet's, estimated as those matches less
-	// what the fetched set shifted along the scanned blocks carries, with
-	// its 95% interval, of coverage EstimatedWalletSinglesLevel.
+	// appearance riding in no other's transactions that are the
+	// wallet's: the sum of what each is given, so at most two a fetched
+	// block in the attack's report. Its interval runs from the sum of
+	// their low ends to what chance (what the fetched blocks'
+	// neighbours carry) leaves of every match of one appearance, riding
+	// or not, within the same bound; EstimatedWalletSinglesLevel is the
+	// chance count's level (the coverage measured is in "Matches of one
+	// appearance", package documentation).
 	EstimatedWalletSingles      float64 `json:"estimated_wallet_singles"`
 	EstimatedWalletSinglesLow   float64 `json:"estimated_wallet_singles_low"`
 	EstimatedWalletSinglesHigh  float64 `json:"estimated_wallet_singles_high"`
@@ -246,6 +251,9 @@ type Report struct {
 	// few counts the matches alone of two or more appearances lowered
 	// for a session of few blocks (lowerFewBlocks).
 	few int
+	// singlesInChance is set when the matches of one appearance alone
+	// are within chance's range and given none of their share.
+	singlesInChance bool
 	// left holds the transactions (txKey) of fetched blocks that created
 	// a script a later scanned block not fetched holds: its counterparty
 	// spent it elsewhere (see Match.Settled). At most one entry per

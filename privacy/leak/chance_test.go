@@ -25,6 +25,10 @@ import (
 //
 //	SPVFILTER_CHANCE_BASES=6101,6201 go test ./privacy/leak -run TestChanceCountSweep -v
 //
+// With SPVFILTER_CHANCE_SINGLES set it scores instead each session's
+// interval on its wallet's matches of one appearance riding in no other's
+// transactions (Report.EstimatedWalletSinglesLow..High).
+//
 // It asserts nothing of the figures; it fails only when a capture cannot
 // be made or analysed.
 func TestChanceCountSweep(t *testing.T) {
@@ -37,6 +41,7 @@ func TestChanceCountSweep(t *testing.T) {
 		level      float64
 		misses     []string
 	}
+	singles := os.Getenv("SPVFILTER_CHANCE_SINGLES") != ""
 	rows := map[simulate.Regime]*row{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -57,7 +62,7 @@ func TestChanceCountSweep(t *testing.T) {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				res := chanceSessions(t, r, seed)
+				res := chanceSessions(t, r, seed, singles)
 				mu.Lock()
 				defer mu.Unlock()
 				rw := rows[r]
@@ -108,8 +113,11 @@ type chanceSession struct {
 // chanceSessions analyses the fetch capture of the regime's 12-wallet
 // scenario at seed and holds each session's interval on its wallet's
 // groups to the truth: the report's groups (and lone matches) whose most
-// appearing member appears twice or more and that hold a wallet's script.
-func chanceSessions(t *testing.T, r simulate.Regime, seed uint64) []chanceSession {
+// appearing member appears twice or more and that hold a wallet's script;
+// with singles, its interval on its wallet's matches of one appearance
+// riding in no other's transactions to the count of such matches that are
+// a wallet's.
+func chanceSessions(t *testing.T, r simulate.Regime, seed uint64, singles bool) []chanceSession {
 	t.Helper()
 	o, err := simulate.RegimeOptions(r)
 	if err != nil {
@@ -170,6 +178,26 @@ func chanceSessions(t *testing.T, r simulate.Regime, seed uint64) []chanceSessio
 	}
 	var out []chanceSession
 	for _, rep := range reps {
+		if singles {
+			if rep.MatchedTruncated || rep.EstimatedWalletSinglesLevel == 0 {
+				continue
+			}
+			alone, wallet := 0, 0
+			for _, m := range rep.Matched {
+				if m.Appearances == 1 && !m.CoLocated {
+					alone++
+					if owns[rep.Session][m.Candidate] {
+						wallet++
+					}
+				}
+			}
+			w := float64(wallet)
+			in := w >= rep.EstimatedWalletSinglesLow && w <= rep.EstimatedWalletSinglesHigh
+			out = append(out, chanceSession{covered: in, level: rep.EstimatedWalletSinglesLevel,
+				line: fmt.Sprintf("covered %v, seed %d %s: %d singles alone, %d the wallet's; said %.1f [%g, %g] at %.3f; fetched %d of %d blocks",
+					in, seed, rep.Session, alone, wallet, rep.EstimatedWalletSingles, rep.EstimatedWalletSinglesLow, rep.EstimatedWalletSinglesHigh, rep.EstimatedWalletSinglesLevel, rep.FetchedBlocks, rep.ScannedBlocks)})
+			continue
+		}
 		if rep.MatchedTruncated || rep.EstimatedWalletGroupsLevel == 0 {
 			continue
 		}

@@ -485,7 +485,7 @@ func (r *Report) finish() {
 			r.Confident++
 		}
 	}
-	r.estimate(classes)
+	r.estimate(classes, single.capped(r.cap))
 	r.warnings(g, classes)
 	r.Verdict = r.verdict()
 }
@@ -827,7 +827,7 @@ func (r *Report) singles(c *classCount) prob {
 	if c == nil || c.Matched == 0 || r.FetchedBlocks >= r.ScannedBlocks {
 		return prob{}
 	}
-	alone := float64(c.Matched) - float64(c.CoLocated) + c.extraSingles
+	alone := c.alone()
 	if alone <= 0 {
 		return prob{}
 	}
@@ -838,9 +838,28 @@ func (r *Report) singles(c *classCount) prob {
 		// a fetched block between them.
 		most := math.Min(walletSinglesPerBlock*float64(r.FetchedBlocks)/alone, 1)
 		p, lo, hi = math.Min(p, most), math.Min(lo, most), math.Min(hi, most)
+		if lo == 0 && p > 0 {
+			// No more than chance's range gives: the point is its low end.
+			p = 0
+			r.singlesInChance = true
+		}
 	}
 	return prob{p * c.coverShare, lo * c.coverShare, hi * c.coverShare}
 }
+
+// alone counts the class's matches riding in no other's transactions,
+// with the chance matches left out of a partial index.
+func (c *classCount) alone() float64 {
+	return float64(c.Matched) - float64(c.CoLocated) + c.extraSingles
+}
+
+// SinglesInChance is the warning of an attack's report whose matches of
+// one appearance riding in no other's transactions are no more than the
+// 95% range of what the fetched blocks' neighbours carry: each is given
+// none of their share, which sessions of few blocks gave matches the
+// wallet's far less often than said (package documentation, "Matches of
+// one appearance").
+const SinglesInChance = "the matches of one appearance riding in no other's transactions are within what chance gives (the 95% range of what the fetched blocks' neighbours carry): each is given 0, the low end of its interval, since their share of what is left said far more than they were the wallet's in such sessions; the high end stands"
 
 // walletSinglesPerBlock is the most matches of one appearance, riding in
 // no other's transactions, that the attack takes to be the wallet's per
@@ -1138,8 +1157,13 @@ func (r *Report) groupOf(u *unit, rides bool, p prob) Group {
 }
 
 // estimate sets the wallet's estimated groups of two or more appearances
-// and its estimated matches of one.
-func (r *Report) estimate(classes map[uint64]*classCount) {
+// and its estimated matches of one appearance riding in no other's
+// transactions: those matches times single, the probability each is
+// given, its low end times single's low end, so that the count is bound
+// as they are (at most walletSinglesPerBlock a fetched block), and its
+// high end what chance leaves of every match of one appearance within
+// that bound.
+func (r *Report) estimate(classes map[uint64]*classCount, single prob) {
 	if r.FetchedBlocks >= r.ScannedBlocks {
 		return
 	}
@@ -1153,7 +1177,22 @@ func (r *Report) estimate(classes map[uint64]*classCount) {
 	}
 	r.EstimatedWalletGroups, r.EstimatedWalletGroupsLow, r.EstimatedWalletGroupsHigh, r.EstimatedWalletGroupsLevel = observedCount(groups, chance, variance)
 	if c := classes[1]; c != nil {
-		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow, r.EstimatedWalletSinglesHigh = walletCount(float64(c.Matched)+c.extraSingles, c.chanceGroups, c.chanceVar)
+		alone := math.Max(c.alone(), 0)
+		r.EstimatedWalletSingles, r.EstimatedWalletSinglesLow = single.p*alone, single.lo*alone
+		// Its high end is what chance leaves of every match of one
+		// appearance, riding or not (the neighbours' counts are of every
+		// script seen once), within the matches alone and their bound.
+		all := float64(c.Matched) + c.extraSingles
+		_, _, hi := walletShare(all, c.chanceGroups, c.chanceVar)
+		most := alone
+		if r.label == nil {
+			most = math.Min(most, walletSinglesPerBlock*float64(r.FetchedBlocks))
+		}
+		hi = math.Min(hi*all, most) * c.coverShare
+		if r.cap > 0 {
+			hi = math.Min(hi, r.cap*alone)
+		}
+		r.EstimatedWalletSinglesHigh = math.Max(hi, r.EstimatedWalletSingles)
 		r.EstimatedWalletSinglesLevel = chanceLevel(c.chanceGroups, c.chanceVar)
 	}
 }
@@ -1163,13 +1202,6 @@ func (r *Report) estimate(classes map[uint64]*classCount) {
 // the same bytes every run.
 func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
 	return slices.Sorted(maps.Keys(m))
-}
-
-// walletCount is the number of observed items that chance, a count of
-// mean m and variance v, does not explain, and its 95% interval.
-func walletCount(observed, m, v float64) (n, lo, hi float64) {
-	p, plo, phi := walletShare(observed, m, v)
-	return p * observed, plo * observed, phi * observed
 }
 
 // CoversNotRuledOut is the warning of a report that names a script or a
@@ -1205,6 +1237,9 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 	}
 	if c := classes[1]; c != nil && c.Matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
 		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the wallet's among them, so each has the share of them that the fetched blocks carry beyond what their neighbours carry (estimated_wallet_singles)", c.Matched))
+		if r.singlesInChance {
+			r.warn(SinglesInChance)
+		}
 	}
 	if n := r.hosted; n > 0 {
 		r.warn(fmt.Sprintf("%d group(s) or match(es) of two or more appearances appear only in blocks of another group of as many appearances or more, in transactions of their own: the downloads of that group's blocks explain them whatever their owner (another wallet's address reused in the wallet's blocks), so each has half its class's probability (nested)", n))

@@ -84,7 +84,9 @@ func simulatedFetches(t testing.TB, r simulate.Regime, seed uint64) (*simulate.S
 // group whose members beside its most appearing one are all paid came to
 // have a tenth of its class's probability (paidOnly), and when a match
 // alone of two or more appearances came to have its odds multiplied by
-// AloneOdds (lowerAlone).
+// AloneOdds (lowerAlone), and when estimated_wallet_singles came to be
+// the sum of what the matches of one appearance alone are given, and
+// those within chance's range came to be given 0 (SinglesInChance).
 func TestAnalyzeMovedUnchanged(t *testing.T) {
 	for _, c := range []struct {
 		regime    simulate.Regime
@@ -92,8 +94,8 @@ func TestAnalyzeMovedUnchanged(t *testing.T) {
 		intersect bool
 		sha256    string
 	}{
-		{simulate.RegimeStandard, 1, false, "9a4f7d5b98593514ec4b124d1182925e16cd436bb7d3453c073c1fc8b27f9d24"},
-		{simulate.RegimeChange, 2, true, "e0160c333928e0823ba74ffaae06fb1b1e4208eea1bb44714ef6344005a94e89"},
+		{simulate.RegimeStandard, 1, false, "5b065b3bb1b3cfdca01eb61ebcdd4a0d631c7c08caadf0f97293c71b24f3c902"},
+		{simulate.RegimeChange, 2, true, "76797637f2a88f8bf0916af831a9d5e2d367195fdacb012307fb4a042dbe08a6"},
 	} {
 		_, sessions, index := simulatedFetches(t, c.regime, c.seed)
 		ir, err := universe.NewIndexReader(bytes.NewReader(index))
