@@ -129,37 +129,6 @@ func TestCutWhileRunRedials(t *testing.T) {
 	}
 }
 
-// TestRedialCountsTheEnd: Redial, which a request calls when it finds its
-// member's connection ended (the client's ready), before Run noticed the
-// end, counts that end as Run would: no failure when this side ended it
-// by abandoning a request, one otherwise (the node hung up, or a request
-// dropped it for a stall or a broken rule), whose backoff the new dial
-// waits for. Else a node ending its connection on each request was
-// dialled again at once, its failures never counted.
-func TestRedialCountsTheEnd(t *testing.T) {
-	node, hashes := abandonNode(t)
-	for _, tt := range connectionEnds(hashes) {
-		t.Run(tt.name, func(t *testing.T) {
-			p, m, c := connectOne(t, node, nil)
-			ctx := context.Background()
-			tt.end(t, c)
-			<-c.Done()
-			start := time.Now()
-			if err := p.Redial(ctx, m); err != nil { // before Run's look
-				t.Fatal(err)
-			}
-			took := time.Since(start)
-			p.mu.Lock()
-			failures := m.failures
-			p.mu.Unlock()
-			if failures != tt.wantFailures || took < redialBackoff(tt.wantFailures) || !p.Status(m).Live {
-				t.Errorf("after the connection ended (%v), Redial: %d failures, dialled after %v, live %v; want %d failures, dialled after %v",
-					c.Err(), failures, took, p.Status(m).Live, tt.wantFailures, redialBackoff(tt.wantFailures))
-			}
-		})
-	}
-}
-
 // abandonNode starts a btcd with blocks, and returns it with the hashes
 // of heights 1 to 16, for a request to abandon.
 func abandonNode(t *testing.T) (*peertest.Node, []chainhash.Hash) {

@@ -73,11 +73,12 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 
 // Redial replaces m's connection when it ended: a request that was
 // abandoned (a cancelled context) ended it, and the member did nothing
-// wrong, or the node or a request's failure did, which counts as Run
-// counts it (see ended). What is known of its chain stands. A live
+// wrong, or the node or a failed request did, which Run counts when it
+// finds the end (see ended). What is known of its chain stands. A live
 // connection is kept. A connection ended by a flood is not replaced: its
-// error is returned; nor is that of a member banned or dropped meanwhile. Run finding the ended connection
-// first drops nothing: the member is live again (see Member.lapsed).
+// error is returned; nor is that of a member banned or dropped
+// meanwhile. Run finding the ended connection first drops nothing: the
+// member is live again (see Member.lapsed).
 //
 // A redial keeps the member's backoff (see redialBackoff): it waits,
 // within ctx, until the member's next dial is due, while another dial of
@@ -99,13 +100,6 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 		// Dropped for flooding: not to be dialled again.
 		return err
 	}
-	// The end is counted as Run counts it, if Run has not yet: a failure
-	// unless this side abandoned a request over it (see ended), so that
-	// a node that ends its connection on each request is not dialled
-	// again at once, its failures never counted.
-	p.mu.Lock()
-	p.endedUnnoticed(m, time.Now()) // a flood was refused above
-	p.mu.Unlock()
 	if due, err := p.dueRedial(ctx, m, old); !due {
 		return err
 	}
