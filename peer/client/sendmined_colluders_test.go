@@ -1,10 +1,7 @@
 package client
 
 import (
-	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -44,42 +41,23 @@ func TestSendMinedRestsOnColluders(t *testing.T) {
 		// Beside a node that gives no verdict it always runs.
 		{"Core-like", func(t *testing.T) string { return peertest.NewCoreLike(t, honest.P2PAddr, honest.Params.Net).Addr }, txs[2:]},
 	}
-	namesBoth := func(w string) bool { return strings.Contains(w, liars[0]) && strings.Contains(w, liars[1]) }
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			good := tt.honest(t)
+			m := minedBesideLiars{honest: honest, good: tt.honest(t), liars: liars, block: block, tip: tip, timeout: timeout}
 			var mined, silent, lost int
 			for i, tx := range tt.txs {
-				c := connectTo(t, honest, timeout, good, liars[0], liars[1])
-				if h := c.Chain().Height(); h != tip {
-					t.Fatalf("the client's chain is at %d: want the colluders' %d", h, tip)
-				}
-				start := time.Now()
-				res, err := c.SendTransaction(context.Background(), tx)
-				elapsed := time.Since(start)
-				c.Close()
-				if _, err := honest.RPC().GetBlockHeader(block); err == nil {
-					t.Fatal("the honest node holds the colluders' block: the test proves nothing")
-				}
-				inHonest := false
-				for end := time.Now().Add(time.Second); !inHonest && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-					inHonest = honest.InMempool(t, tx.TxHash())
-				}
-				t.Logf("send %d: %v after %v; given to %v (honest %s, colluders %v); mined %+v; warnings %q; in the honest node's mempool: %t",
-					i, err, elapsed.Round(time.Millisecond), res.Given, good, liars, res.Mined, res.Warnings, inHonest)
-				if !inHonest {
+				o := m.send(t, i, tx)
+				if !o.inHonest {
 					lost++
 				}
-				if err != nil || res.Mined == nil {
-					searched := tt.name == "Core-like" || len(res.Given) > 0 && slices.Contains(liars, res.Given[0])
-					named := slices.ContainsFunc(res.Warnings, func(w string) bool { return namesBoth(w) && strings.Contains(w, block.String()) })
-					if searched && !named {
+				if o.err != nil || o.res.Mined == nil {
+					if m.searched(tt.name == "Core-like", o) && !m.namesLiars(o, true) {
 						t.Errorf("send %d: the chain search found the transaction in %v, which only %v hold, and the result says nothing of it", i, block, liars)
 					}
 					continue
 				}
 				mined++
-				if !slices.ContainsFunc(res.Warnings, namesBoth) {
+				if !m.namesLiars(o, false) {
 					silent++
 				}
 			}

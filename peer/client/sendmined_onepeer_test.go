@@ -1,10 +1,7 @@
 package client
 
 import (
-	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -52,52 +49,29 @@ func TestSendMinedRestsOnOnePeer(t *testing.T) {
 	}
 	for ti, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			good := tt.honest(t)
+			m := minedBesideLiars{honest: honest, good: tt.honest(t), liars: []string{liar.P2PAddr}, block: block, tip: tip, timeout: timeout}
 			var mined, silent, lost int
 			for i, tx := range txs[ti*attempts : (ti+1)*attempts] {
-				c := connectTo(t, honest, timeout, good, liar.P2PAddr)
-				if h := c.Chain().Height(); h != tip {
-					t.Fatalf("the client's chain is at %d: want the liar's %d", h, tip)
-				}
-				start := time.Now()
-				res, err := c.SendTransaction(context.Background(), tx)
-				elapsed := time.Since(start)
-				c.Close()
-				if _, err := honest.RPC().GetBlockHeader(block); err == nil {
-					t.Fatal("the honest node holds the liar's block: the test proves nothing")
-				}
-				// A transaction on its way has a second to reach the mempool.
-				inHonest := false
-				for end := time.Now().Add(time.Second); !inHonest && time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
-					inHonest = honest.InMempool(t, tx.TxHash())
-				}
-				t.Logf("send %d: %v after %v; given to %v (honest %s, liar %s); mined %+v; warnings %q; in the honest node's mempool: %t",
-					i, err, elapsed.Round(time.Millisecond), res.Given, good, liar.P2PAddr, res.Mined, res.Warnings, inHonest)
-				if err != nil || res.Mined == nil {
+				o := m.send(t, i, tx)
+				if o.err != nil || o.res.Mined == nil {
 					// Not reported mined: the honest node is given it.
-					if !inHonest {
+					if !o.inHonest {
 						t.Errorf("send %d: not reported mined, and the honest node did not get the transaction", i)
 					}
-					// The chain search ran when no peer had taken it after
-					// minedGrace: always beside the Core-like node, beside
-					// btcd when the liar's turn came first. The block it
-					// found, the liar's alone, is named with the liar.
-					searched := tt.name == "Core-like" || len(res.Given) > 0 && res.Given[0] == liar.P2PAddr
-					named := slices.ContainsFunc(res.Warnings, func(w string) bool {
-						return strings.Contains(w, liar.P2PAddr) && strings.Contains(w, block.String())
-					})
-					if searched && !named {
+					// The chain search found the liar's block, which it
+					// alone holds: the result names it with the liar.
+					if m.searched(tt.name == "Core-like", o) && !m.namesLiars(o, true) {
 						t.Errorf("send %d: the chain search found the transaction in %v, which only %s holds, and the result says nothing of it", i, block, liar.P2PAddr)
 					}
 					continue
 				}
 				mined++
-				if res.Mined.BlockHash != *block {
-					t.Fatalf("mined in %v, want the liar's %v", res.Mined.BlockHash, block)
+				if o.res.Mined.BlockHash != *block {
+					t.Fatalf("mined in %v, want the liar's %v", o.res.Mined.BlockHash, block)
 				}
-				if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, liar.P2PAddr) }) {
+				if !m.namesLiars(o, false) {
 					silent++
-					if !inHonest {
+					if !o.inHonest {
 						lost++
 					}
 				}
