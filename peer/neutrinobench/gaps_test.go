@@ -192,7 +192,8 @@ func (t *traceConn) timeline(start time.Time) []exchangeSpan {
 //     ran, counted from the scan's start (timeline: the headers, the
 //     filter headers, the filters, the blocks, run by run), with the
 //     node's CPU time in each run (cpuTrace, to the 10 ms tick /proc
-//     counts in) and the medians of those by exchange;
+//     counts in; the sampling's own reads of /proc count in the scan's
+//     client CPU) and the medians of those by exchange;
 //   - neutrino's scan of the same script against the first node
 //     (scanNeutrino), whose wall time over the pipelined raw read of the
 //     same round is the ceiling on the ratio neutrino over spvfilter: a
