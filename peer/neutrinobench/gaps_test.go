@@ -3,6 +3,7 @@ package neutrinobench
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"regexp"
@@ -174,8 +175,8 @@ func (t *traceConn) timeline(start time.Time) []exchangeSpan {
 // TestFilterGaps measures how much of a scan's wall time a connection
 // carrying one request at a time costs. Against the benchmark's nodes
 // (SPVFILTER_BENCH_NODES, or nodes it starts), each round reads every
-// filter of the chain from the first node five ways, in an order that
-// rotates from round to round:
+// filter of the chain from the first node five ways and scans it with
+// neutrino, in an order that rotates from round to round:
 //
 //   - raw, pipelined: every getcfilters written at once, the answers'
 //     frames counted and skipped (rawConn), the floor of what the node
@@ -189,7 +190,15 @@ func (t *traceConn) timeline(start time.Time) []exchangeSpan {
 //     (traceConn): its wall time, its filter phase's span, and the
 //     connection's turnarounds between requests, and when its exchanges
 //     ran, counted from the scan's start (timeline: the headers, the
-//     filter headers, the filters, the blocks, run by run).
+//     filter headers, the filters, the blocks, run by run), with the
+//     node's CPU time in each run (cpuTrace, to the 10 ms tick /proc
+//     counts in; the sampling's own reads of /proc count in the scan's
+//     client CPU) and the medians of those by exchange;
+//   - neutrino's scan of the same script against the first node
+//     (scanNeutrino), whose wall time over the pipelined raw read of the
+//     same round is the ceiling on the ratio neutrino over spvfilter: a
+//     client that cost nothing and waited for nothing but the node's
+//     filters would reach it, no client can pass it.
 //
 // It runs only when SPVFILTER_BENCH_GAPS is set to the number of rounds;
 // SPVFILTER_BENCH_GAPS_WAYS (a regular expression over the ways' names)
@@ -212,6 +221,7 @@ func TestFilterGaps(t *testing.T) {
 	defer cancel()
 	hashes := servedHashes(ctx, t, c, addrs[0], params)
 	watch, want := WatchScripts(1), c.Expected(1)
+	var nodePhases phaseCPU
 	// Each way returns its line and the figures its medians are of:
 	// the wall time, and the filters' time (its span, for the scan).
 	raw := func(perRequest, inFlight int) func() (string, [2]time.Duration, error) {
@@ -242,8 +252,10 @@ func TestFilterGaps(t *testing.T) {
 			return tc
 		}
 		m := startMeter(pids)
+		trace := startCPUTrace(pids, 2*time.Millisecond)
 		start := time.Now()
 		st, err := scanSpvfilterWrapped(ctx, addrs, params, watch, 1, -1, wrap)
+		trace.stop()
 		cost := m.stop()
 		if err != nil {
 			return "", [2]time.Duration{}, err
@@ -254,19 +266,31 @@ func TestFilterGaps(t *testing.T) {
 		}
 		var parts []string
 		var span time.Duration
+		byAsk := map[string]time.Duration{}
 		for i, tc := range conns {
 			ph := tc.phase()
 			span = max(span, ph.span)
 			var spans []string
 			for _, x := range tc.timeline(start) {
-				spans = append(spans, fmt.Sprintf("%s %.3f-%.3f", x.ask, x.from.Seconds(), x.to.Seconds()))
+				node := trace.between(start.Add(x.from), start.Add(x.to))
+				byAsk[x.ask] += node
+				spans = append(spans, fmt.Sprintf("%s %.3f-%.3f (node cpu %.0f ms)", x.ask, x.from.Seconds(), x.to.Seconds(), ms(node)))
 			}
 			parts = append(parts, fmt.Sprintf("conn %d: %d requests, %d filters in %.3f s, client turnarounds %.1f ms, node turnarounds %.1f ms; from the start, s: %s",
 				i, ph.requests, ph.filters, ph.span.Seconds(), ms(ph.client), ms(ph.node), strings.Join(spans, ", ")))
 		}
-		return fmt.Sprintf("%.3f s (cpu %.2f s, node cpu %.2f s); %s", cost.Wall.Seconds(), cost.CPU.Seconds(), cost.NodeCPU.Seconds(),
-				strings.Join(parts, "; ")),
+		nodePhases.add(byAsk, cost.NodeCPU)
+		return fmt.Sprintf("%.3f s (cpu %.2f s, node cpu %.2f s; %s); %s", cost.Wall.Seconds(), cost.CPU.Seconds(), cost.NodeCPU.Seconds(),
+				nodePhases.last(), strings.Join(parts, "; ")),
 			[2]time.Duration{cost.Wall, span}, nil
+	}
+	anchor := func() (string, [2]time.Duration, error) {
+		cost, _, err := scanOnce(client{"neutrino", scanNeutrino}, addrs[:1], params, pids, watch, want, func() {}, func() {})
+		if err != nil {
+			return "", [2]time.Duration{}, err
+		}
+		return fmt.Sprintf("%.3f s (cpu %.2f s, node cpu %.2f s)", cost.Wall.Seconds(), cost.CPU.Seconds(), cost.NodeCPU.Seconds()),
+			[2]time.Duration{cost.Wall, cost.Wall}, nil
 	}
 	type way struct {
 		name string
@@ -278,6 +302,7 @@ func TestFilterGaps(t *testing.T) {
 		{"raw 2 a request, 2 in flight", raw(2, 2)},
 		{"raw 1 a request", raw(1, 1)},
 		{"spvfilter scan", scan},
+		{"neutrino scan", anchor},
 	}
 	ways = pickWays(t, "SPVFILTER_BENCH_GAPS_WAYS", ways, func(w way) string { return w.name })
 	// A warm-up of each, neither timed nor printed.
@@ -320,6 +345,74 @@ func TestFilterGaps(t *testing.T) {
 		}
 		fmt.Println(line)
 	}
+	if nodePhases.rounds() > 0 {
+		fmt.Printf("  spvfilter scan, the node's cpu by exchange, medians of %d scans: %s\n", nodePhases.rounds(), nodePhases.medians())
+	}
+	if a, f := walls["neutrino scan"], spans["raw pipelined"]; len(a) == rounds && len(f) == rounds {
+		r := make([]float64, rounds)
+		for i := range r {
+			r[i] = a[i] / f[i]
+		}
+		slices.Sort(r)
+		fmt.Printf("  the ceiling on the ratio, neutrino's scan over the raw pipelined read in the same round: %.2fx (%.2f-%.2f)\n",
+			medianOf(r), r[0], r[len(r)-1])
+	}
+}
+
+// phaseCPU gathers, scan by scan, the node's CPU time by the exchange
+// whose runs it was spent in (see cpuTrace.between), and what fell
+// outside them.
+type phaseCPU struct {
+	scans []map[string]time.Duration
+}
+
+// outside names the node's CPU time of a scan outside its exchanges' runs.
+const outside = "outside"
+
+// add records a scan's node CPU by exchange, and its total.
+func (p *phaseCPU) add(byAsk map[string]time.Duration, total time.Duration) {
+	m := maps.Clone(byAsk)
+	in := time.Duration(0)
+	for _, d := range byAsk {
+		in += d
+	}
+	m[outside] = total - in
+	p.scans = append(p.scans, m)
+}
+
+func (p *phaseCPU) rounds() int { return len(p.scans) }
+
+// order lists the exchanges as a scan makes them, then what fell outside.
+func (p *phaseCPU) order() []string {
+	var out []string
+	for _, x := range timedExchanges {
+		out = append(out, x.ask)
+	}
+	return append(out, outside)
+}
+
+// last describes the last scan's node CPU by exchange.
+func (p *phaseCPU) last() string {
+	var parts []string
+	for _, k := range p.order() {
+		if d, ok := p.scans[len(p.scans)-1][k]; ok {
+			parts = append(parts, fmt.Sprintf("%s %.0f ms", k, ms(d)))
+		}
+	}
+	return "node cpu by exchange: " + strings.Join(parts, ", ")
+}
+
+// medians describes the median node CPU of each exchange over the scans.
+func (p *phaseCPU) medians() string {
+	var parts []string
+	for _, k := range p.order() {
+		var xs []float64
+		for _, s := range p.scans {
+			xs = append(xs, ms(s[k]))
+		}
+		parts = append(parts, fmt.Sprintf("%s %.0f ms", k, medianOf(xs)))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

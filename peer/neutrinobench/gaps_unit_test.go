@@ -108,3 +108,52 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("timeline %v, want %v", got, want)
 	}
 }
+
+// TestCPUTraceBetween reads the CPU time spent between two moments off
+// samples set by hand: a moment takes the last sample at or before it
+// (the first before them all), so a span between samples counts the
+// ticks its bracketing samples saw.
+func TestCPUTraceBetween(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	tr := &cpuTrace{samples: []cpuSample{{at(0), 0}, {at(10), 10 * time.Millisecond}, {at(20), 10 * time.Millisecond},
+		{at(30), 40 * time.Millisecond}, {at(40), 50 * time.Millisecond}}}
+	tests := []struct {
+		name     string
+		from, to int
+		want     time.Duration
+	}{
+		{"all", 0, 40, 50 * time.Millisecond},
+		{"before the first", -5, 10, 10 * time.Millisecond},
+		{"after the last", 35, 90, 10 * time.Millisecond},
+		{"on samples", 20, 30, 30 * time.Millisecond},
+		{"between samples", 12, 19, 0},
+		{"across one", 15, 25, 0},
+		{"across two", 15, 35, 30 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		if got := tr.between(at(tt.from), at(tt.to)); got != tt.want {
+			t.Errorf("%s: %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestPhaseCPU gathers the node's CPU by exchange over scans: what the
+// exchanges' runs do not hold is counted outside, and each exchange's
+// median is over the scans, a scan without it counting 0.
+func TestPhaseCPU(t *testing.T) {
+	var p phaseCPU
+	d := func(ms int) time.Duration { return time.Duration(ms) * time.Millisecond }
+	p.add(map[string]time.Duration{wire.CmdGetHeaders: d(10), wire.CmdGetCFilters: d(500)}, d(600))
+	p.add(map[string]time.Duration{wire.CmdGetHeaders: d(30), wire.CmdGetCFilters: d(700), wire.CmdGetData: d(20)}, d(760))
+	p.add(map[string]time.Duration{wire.CmdGetHeaders: d(20), wire.CmdGetCFilters: d(600)}, d(640))
+	if got, want := p.rounds(), 3; got != want {
+		t.Fatalf("%d scans, want %d", got, want)
+	}
+	if got, want := p.medians(), "getheaders 20 ms, getcfcheckpt 0 ms, getcfheaders 0 ms, getcfilters 600 ms, getdata 0 ms, outside 20 ms"; got != want {
+		t.Errorf("medians %q, want %q", got, want)
+	}
+	if got, want := p.last(), "node cpu by exchange: getheaders 20 ms, getcfilters 600 ms, outside 20 ms"; got != want {
+		t.Errorf("last %q, want %q", got, want)
+	}
+}

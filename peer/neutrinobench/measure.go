@@ -3,6 +3,7 @@ package neutrinobench
 import (
 	"runtime/debug"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"time"
 
@@ -123,4 +124,67 @@ func (m *meter) stop() Cost {
 		c.PeakRSS = rss - m.rss0
 	}
 	return c
+}
+
+// cpuSample is the CPU time processes had used at a moment.
+type cpuSample struct {
+	at  time.Time
+	cpu time.Duration
+}
+
+// cpuTrace samples the CPU time of processes (the nodes) every few
+// milliseconds while it runs, so that their CPU can be told apart by
+// the spans of a scan it covered (between). /proc counts CPU time in
+// ticks of 10 ms: a span's figure is that coarse, and best read as a
+// median over rounds.
+type cpuTrace struct {
+	pids     []int
+	stopping chan struct{}
+	done     chan struct{}
+	samples  []cpuSample // in time order; read after stop
+}
+
+// startCPUTrace starts sampling the CPU time of pids every interval.
+func startCPUTrace(pids []int, every time.Duration) *cpuTrace {
+	t := &cpuTrace{pids: pids, stopping: make(chan struct{}), done: make(chan struct{})}
+	t.samples = append(t.samples, cpuSample{time.Now(), nodesCPU(pids)})
+	go func() {
+		defer close(t.done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			select {
+			case <-t.stopping:
+				t.samples = append(t.samples, cpuSample{time.Now(), nodesCPU(t.pids)})
+				return
+			case <-tick.C:
+				t.samples = append(t.samples, cpuSample{time.Now(), nodesCPU(t.pids)})
+			}
+		}
+	}()
+	return t
+}
+
+// stop ends the sampling.
+func (t *cpuTrace) stop() {
+	close(t.stopping)
+	<-t.done
+}
+
+// at returns the CPU time of the last sample at or before moment, or of
+// the first sample when moment precedes them all.
+func (t *cpuTrace) at(moment time.Time) time.Duration {
+	i, _ := slices.BinarySearchFunc(t.samples, moment, func(s cpuSample, m time.Time) int {
+		if s.at.After(m) {
+			return 1
+		}
+		return -1
+	})
+	return t.samples[max(0, i-1)].cpu
+}
+
+// between returns the CPU time the processes used from one moment to
+// another, as the samples bracket them.
+func (t *cpuTrace) between(from, to time.Time) time.Duration {
+	return t.at(to) - t.at(from)
 }
