@@ -10,11 +10,13 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/spvfilter/spvfilter/privacy/capture"
 )
@@ -83,7 +85,10 @@ sent nothing to record. An --out file that holds anything but capture
 records (the labels of privacy simulate, a report) is refused. --out may be
 a named pipe (mkfifo) whose reader is already running: the records stream
 into it as they come; a pipe that no process reads is refused at once,
-naming --out, not waited on.`,
+naming --out, not waited on. A device is refused (/dev/zero keeps
+nothing, /dev/full takes nothing), except /dev/null, which keeps none on
+purpose, and a terminal. A record --out does not take (a full disk, a
+pipe whose reader has gone) ends the capture with status 1, naming --out.`,
 		Example: `  spvfilter privacy capture --listen 127.0.0.1:18555 --upstream 127.0.0.1:18444 --network regtest --out capture.jsonl
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx`,
@@ -129,8 +134,13 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		return err
 	}
 	defer out.close()
+	// A record --out does not take (a full disk, a pipe whose reader has
+	// gone) ends the capture: relaying on would record nothing more.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	records := &stopOnWriteError{w: out.w, stop: stop}
 	r, err := capture.NewRelay(capture.RelayConfig{
-		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out.w, Log: a.logWriter(), MaxClients: f.maxClients,
+		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: records, Log: a.logWriter(), MaxClients: f.maxClients,
 		HandshakeTimeout: f.handshake, IdleTimeout: f.idle,
 	})
 	if err != nil {
@@ -145,6 +155,10 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		return err
 	}
 	st := r.Stats()
+	if err := records.failure(); err != nil {
+		return &restated{fmt.Sprintf("--out %s: a record could not be written: %s: the capture stopped there, %s written before",
+			f.out, recordWriteProblem(err), plural(st.Records, "record")), err}
+	}
 	return a.printCaptureStats(f.out == "-", st, captureWarnings(st, listening, params.Name, time.Since(start)))
 }
 
@@ -184,7 +198,33 @@ func (f *captureFlags) check() error {
 	if err := checkOutputFile("--out", f.out); err != nil {
 		return err
 	}
+	if err := refuseCaptureDevice(f.out); err != nil {
+		return err
+	}
 	return checkCaptureOut(f.out)
+}
+
+// refuseCaptureDevice refuses as bad input an --out device that keeps no
+// record to read back (/dev/zero) or takes none (/dev/full): /dev/null,
+// given on purpose to keep none, and a terminal, where the records are
+// read as they come, pass.
+func refuseCaptureDevice(path string) error {
+	st, err := os.Stat(path)
+	if path == "-" || err != nil || st.Mode()&fs.ModeDevice == 0 || sameOutput(path, os.DevNull) || isTerminal(path) {
+		return nil
+	}
+	return refuseDevice("--out", path, "the records written there could not be read back with privacy analyze --capture or privacy fetches --capture "+
+		"(give a file, a named pipe whose reader is running, - for standard output, or /dev/null to keep none)")
+}
+
+// isTerminal reports whether path names a terminal.
+func isTerminal(path string) bool {
+	file, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer file.Close()
+	return term.IsTerminal(int(file.Fd()))
 }
 
 // serve runs the relay r until SIGINT or SIGTERM, or until --duration
@@ -199,6 +239,51 @@ func (f *captureFlags) serve(ctx context.Context, a *app, r *capture.Relay, netw
 	}
 	a.printListening(r.Addr().String(), f.upstream, network, f.out)
 	return r.Serve(ctx)
+}
+
+// stopOnWriteError passes the relay's records to w; the first write that
+// fails is kept and stops the capture.
+type stopOnWriteError struct {
+	w    io.Writer
+	stop context.CancelFunc
+	mu   sync.Mutex
+	err  error
+}
+
+// Write writes b to w, keeping the first error and stopping the capture.
+func (s *stopOnWriteError) Write(b []byte) (int, error) {
+	n, err := s.w.Write(b)
+	if err != nil {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+		s.stop()
+	}
+	return n, err
+}
+
+// failure is the first write error, or nil.
+func (s *stopOnWriteError) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// recordWriteProblem says why a record could not be written.
+func recordWriteProblem(err error) string {
+	switch {
+	case errors.Is(err, syscall.EPIPE):
+		return "the reader of the pipe has gone"
+	case errors.Is(err, syscall.ENOSPC):
+		return "no space left on the device"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fileProblem(pe.Err)
+	}
+	return words(err)
 }
 
 // captureOut is where the relay appends its records: --out opened for
