@@ -1,15 +1,22 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
 // TestCaptureOutThatKeepsNothing: privacy capture refuses, before it
@@ -113,4 +120,88 @@ func TestCaptureOutThatKeepsNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOutputIntoStreamsAndDevices: an output file that is a stream (a
+// named pipe whose reader runs, /dev/stdout on a pipe) is written in
+// place, and a device is refused unless it keeps nothing on purpose
+// (/dev/null). Before: privacy universe --out /dev/null or a named pipe
+// was refused, "the file exists (give --force to replace it)", though
+// nothing was to be replaced; --out /dev/zero was refused so too and
+// taken with --force; --out /dev/full --force failed only after the
+// download ("no space left on device", status 1); and /dev/stdout on a
+// pipe, as `| head` or `| wc` give, was refused by universe, lab
+// --save-blocks and capture as "a symbolic link to /proc/self/fd/1, which
+// does not exist".
+func TestOutputIntoStreamsAndDevices(t *testing.T) {
+	node := peertest.StartBtcd(t)
+	node.Generate(t, 3)
+	universe := []string{"privacy", "universe", "--peer", node.P2PAddr, "--network", "regtest", "--out"}
+	for _, tc := range []struct {
+		name    string
+		args    []string // FIFO is a named pipe whose reader runs
+		process bool     // run as a process whose standard output is a pipe
+		status  int
+		stderr  string // in standard error
+		data    string // what the pipe's reader, or standard output, begins with
+	}{
+		{"universe into /dev/zero", append(universe, "/dev/zero"), false, exitBadInput,
+			"--out /dev/zero: a device, not a file: the universe written there could not be read back with privacy analyze --universe", ""},
+		{"universe into /dev/full, --force", append(universe, "/dev/full", "--force"), false, exitBadInput,
+			"--out /dev/full: a device, not a file", ""},
+		{"universe into /dev/null", append(universe, os.DevNull), false, exitOK, "", ""},
+		{"universe into a named pipe", append(universe, "FIFO"), false, exitOK, "", "# candidates of regtest blocks 0..3"},
+		{"universe into /dev/stdout", append(universe, "/dev/stdout"), true, exitOK, "", "# candidates of regtest blocks 0..3"},
+		{"lab blocks into /dev/stdout", []string{"lab", "--connect", node.P2PAddr, "--network", "regtest", "--probes", "0", "--timing", "0",
+			"--save-blocks", "/dev/stdout"}, true, exitOK, "", "spvfilter blocks 1\n"},
+		{"capture into /dev/stdout", []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node.P2PAddr, "--network", "regtest",
+			"--out", "/dev/stdout", "--duration", "200ms"}, true, exitOK, "recording to /dev/stdout", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := slices.Clone(tc.args)
+			var read <-chan string
+			if i := slices.Index(args, "FIFO"); i >= 0 {
+				args[i] = makeFifo(t)
+				read = readFifo(t, args[i])
+			}
+			var stdout, stderr string
+			var status int
+			if tc.process {
+				stdout, stderr, status = runProcess(t, args...)
+			} else {
+				stdout, stderr, status = runCLI(t, "", args...)
+			}
+			if status != tc.status || !strings.Contains(stderr, tc.stderr) {
+				t.Fatalf("status %d, stderr %q\nwant %d and %q", status, stderr, tc.status, tc.stderr)
+			}
+			if read != nil {
+				stdout = <-read
+			}
+			if !strings.HasPrefix(stdout, tc.data) {
+				t.Errorf("the output begins %q, want %q", stdout[:min(len(stdout), 80)], tc.data)
+			}
+		})
+	}
+}
+
+// runProcess runs spvfilter with args as a process (the binary in
+// SPVFILTER_TEST_BINARY, or this test binary as spvfilter) whose standard
+// output is a pipe, and returns what it printed and its exit status.
+func runProcess(t *testing.T, args ...string) (stdout, stderr string, status int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "SPVFILTER_TEST_AS_MAIN=1")
+	if bin := os.Getenv("SPVFILTER_TEST_BINARY"); bin != "" {
+		cmd = exec.CommandContext(ctx, bin, args...)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("running %q: %v", args, err)
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/spvfilter/spvfilter/privacy/capture"
 )
@@ -198,33 +197,11 @@ func (f *captureFlags) check() error {
 	if err := checkOutputFile("--out", f.out); err != nil {
 		return err
 	}
-	if err := refuseCaptureDevice(f.out); err != nil {
+	if err := refuseDeviceButNull("--out", f.out, "the records written there could not be read back with privacy analyze --capture or privacy fetches --capture "+
+		"(give a file, a named pipe whose reader is running, - for standard output, or /dev/null to keep none)"); err != nil {
 		return err
 	}
 	return checkCaptureOut(f.out)
-}
-
-// refuseCaptureDevice refuses as bad input an --out device that keeps no
-// record to read back (/dev/zero) or takes none (/dev/full): /dev/null,
-// given on purpose to keep none, and a terminal, where the records are
-// read as they come, pass.
-func refuseCaptureDevice(path string) error {
-	st, err := os.Stat(path)
-	if path == "-" || err != nil || st.Mode()&fs.ModeDevice == 0 || sameOutput(path, os.DevNull) || isTerminal(path) {
-		return nil
-	}
-	return refuseDevice("--out", path, "the records written there could not be read back with privacy analyze --capture or privacy fetches --capture "+
-		"(give a file, a named pipe whose reader is running, - for standard output, or /dev/null to keep none)")
-}
-
-// isTerminal reports whether path names a terminal.
-func isTerminal(path string) bool {
-	file, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer file.Close()
-	return term.IsTerminal(int(file.Fd()))
 }
 
 // serve runs the relay r until SIGINT or SIGTERM, or until --duration

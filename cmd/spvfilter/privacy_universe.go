@@ -48,7 +48,10 @@ would test, one per line, each once, in the format "privacy analyze" reads:
 
 The statistics (as text, or with --json an object) go to standard output,
 or with --out - to standard error, the lines then going to standard
-output. A warning says that the result rests on the one node given.
+output (with --json, standard error then holds the statistics alone, the
+warnings inside). --out may also be a named pipe whose reader runs, or
+/dev/null; another device is refused. A warning says that the result
+rests on the one node given.
 Neither file is ever left cut short: both are put in place together, only
 once written whole; a download that fails or is interrupted (Ctrl-C, exit
 status 130), or a file that cannot be put in place, leaves neither (and
@@ -130,6 +133,10 @@ func (f *universeFlags) check() error {
 		return badInput("--index -: the index goes to a file, not to standard output (for a file named -, write ./-)")
 	}
 	if err := distinctOutputs(outputFile{"--out", f.out}, outputFile{"--index", f.index}); err != nil {
+		return err
+	}
+	if err := refuseDeviceButNull("--out", f.out, "the universe written there could not be read back with privacy analyze --universe "+
+		"(give a file, a named pipe whose reader is running, - for standard output, or /dev/null to keep none)"); err != nil {
 		return err
 	}
 	if err := refuseDevice("--index", f.index, "the index written there could not be read back with privacy fetches --index (give a file)"); err != nil {
