@@ -165,6 +165,11 @@ func readCapture(path string) ([]capture.Record, error) {
 		if k := head.kind(); k != kindUnknown && k != kindCapture {
 			return nil, otherKind("--capture", path, k, err)
 		}
+		var le *capture.LineError
+		if errors.As(err, &le) && le.Line == 1 && binaryHead(head.head[:min(len(head.head), 4096)]) {
+			// Not a capture cut or damaged further on: no line of one.
+			return nil, usageError{&restated{fmt.Sprintf("--capture %s: binary data, not a capture: want the JSON lines privacy capture writes, one record per line", path), err}}
+		}
 		return nil, captureLineError(path, err)
 	}
 	return records, nil

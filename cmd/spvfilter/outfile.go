@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"golang.org/x/term"
 )
 
 // checkOutputFile refuses, before any work is done, an output file that
@@ -84,9 +86,13 @@ func writeProblem(err error, dir string) error {
 }
 
 // refuseOverwrite refuses an output file that already exists unless
-// --force is given: a command that replaces a file says so first.
+// --force is given: a command that replaces a file says so first. A pipe
+// or a device is written in place, not replaced: it passes.
 func refuseOverwrite(flag, path string, force bool) error {
 	if force || path == "" || path == "-" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		return nil
 	}
 	if _, err := os.Lstat(path); err == nil {
@@ -165,4 +171,25 @@ func refuseDevice(flag, path, why string) error {
 		what = "a link to the device " + dest
 	}
 	return badInput("%s %s: %s, not a file: %s", flag, path, what, why)
+}
+
+// refuseDeviceButNull is refuseDevice for an output that may keep
+// nothing on purpose: /dev/null passes, and so does a terminal, where
+// the output is read as it comes.
+func refuseDeviceButNull(flag, path, why string) error {
+	st, err := os.Stat(path)
+	if path == "-" || err != nil || st.Mode()&fs.ModeDevice == 0 || sameOutput(path, os.DevNull) || isTerminal(path) {
+		return nil
+	}
+	return refuseDevice(flag, path, why)
+}
+
+// isTerminal reports whether path, a device, is a terminal.
+func isTerminal(path string) bool {
+	file, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer file.Close()
+	return term.IsTerminal(int(file.Fd()))
 }

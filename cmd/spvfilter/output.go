@@ -78,6 +78,10 @@ var logSocket = regexp.MustCompile(`(read|write) tcp \S+->\S+: (read: |write: )?
 // errors.
 func logWords(line string) string {
 	line = logSocket.ReplaceAllString(line, "")
+	if i := strings.Index(line, ": closed: relay: writing capture: "); i >= 0 {
+		// Why is said once, in the error that ends the capture.
+		return line[:i] + ": closed: its record could not be written to --out"
+	}
 	for _, r := range []replacement{
 		{": closed: EOF", ": closed: the client or the node hung up"},
 		{": closed: connection reset by peer", ": closed: the connection was reset"},

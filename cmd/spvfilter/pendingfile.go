@@ -261,6 +261,12 @@ func destination(flag, path string) (string, error) {
 		return path, nil
 	}
 	real, err := filepath.EvalSymlinks(path)
+	if st, serr := os.Stat(path); err != nil && serr == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		// A link the system follows to no path, such as /dev/stdout to
+		// /proc/self/fd/1 to "pipe:[N]": the pipe, socket or device it
+		// leads to is written in place, through the link.
+		return path, nil
+	}
 	if err != nil {
 		target, _ := os.Readlink(path)
 		return "", usageError{&danglingLinkError{flag: flag, path: path, target: target}}

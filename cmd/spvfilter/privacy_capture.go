@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -83,7 +84,10 @@ sent nothing to record. An --out file that holds anything but capture
 records (the labels of privacy simulate, a report) is refused. --out may be
 a named pipe (mkfifo) whose reader is already running: the records stream
 into it as they come; a pipe that no process reads is refused at once,
-naming --out, not waited on.`,
+naming --out, not waited on. A device is refused (/dev/zero keeps
+nothing, /dev/full takes nothing), except /dev/null, which keeps none on
+purpose, and a terminal. A record --out does not take (a full disk, a
+pipe whose reader has gone) ends the capture with status 1, naming --out.`,
 		Example: `  spvfilter privacy capture --listen 127.0.0.1:18555 --upstream 127.0.0.1:18444 --network regtest --out capture.jsonl
   spvfilter privacy analyze --capture capture.jsonl --universe universe.txt
   spvfilter privacy fetches --capture capture.jsonl --index universe.idx`,
@@ -129,8 +133,13 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		return err
 	}
 	defer out.close()
+	// A record --out does not take (a full disk, a pipe whose reader has
+	// gone) ends the capture: relaying on would record nothing more.
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	records := &stopOnWriteError{w: out.w, stop: stop}
 	r, err := capture.NewRelay(capture.RelayConfig{
-		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out.w, Log: a.logWriter(), MaxClients: f.maxClients,
+		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: records, Log: a.logWriter(), MaxClients: f.maxClients,
 		HandshakeTimeout: f.handshake, IdleTimeout: f.idle,
 	})
 	if err != nil {
@@ -145,6 +154,10 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		return err
 	}
 	st := r.Stats()
+	if err := records.failure(); err != nil {
+		return &restated{fmt.Sprintf("--out %s: a record could not be written: %s: the capture stopped there, %s written before",
+			f.out, recordWriteProblem(err), plural(st.Records, "record")), err}
+	}
 	return a.printCaptureStats(f.out == "-", st, captureWarnings(st, listening, params.Name, time.Since(start)))
 }
 
@@ -184,6 +197,10 @@ func (f *captureFlags) check() error {
 	if err := checkOutputFile("--out", f.out); err != nil {
 		return err
 	}
+	if err := refuseDeviceButNull("--out", f.out, "the records written there could not be read back with privacy analyze --capture or privacy fetches --capture "+
+		"(give a file, a named pipe whose reader is running, - for standard output, or /dev/null to keep none)"); err != nil {
+		return err
+	}
 	return checkCaptureOut(f.out)
 }
 
@@ -199,6 +216,51 @@ func (f *captureFlags) serve(ctx context.Context, a *app, r *capture.Relay, netw
 	}
 	a.printListening(r.Addr().String(), f.upstream, network, f.out)
 	return r.Serve(ctx)
+}
+
+// stopOnWriteError passes the relay's records to w; the first write that
+// fails is kept and stops the capture.
+type stopOnWriteError struct {
+	w    io.Writer
+	stop context.CancelFunc
+	mu   sync.Mutex
+	err  error
+}
+
+// Write writes b to w, keeping the first error and stopping the capture.
+func (s *stopOnWriteError) Write(b []byte) (int, error) {
+	n, err := s.w.Write(b)
+	if err != nil {
+		s.mu.Lock()
+		if s.err == nil {
+			s.err = err
+		}
+		s.mu.Unlock()
+		s.stop()
+	}
+	return n, err
+}
+
+// failure is the first write error, or nil.
+func (s *stopOnWriteError) failure() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.err
+}
+
+// recordWriteProblem says why a record could not be written.
+func recordWriteProblem(err error) string {
+	switch {
+	case errors.Is(err, syscall.EPIPE):
+		return "the reader of the pipe has gone"
+	case errors.Is(err, syscall.ENOSPC):
+		return "no space left on the device"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fileProblem(pe.Err)
+	}
+	return words(err)
 }
 
 // captureOut is where the relay appends its records: --out opened for

@@ -48,7 +48,10 @@ would test, one per line, each once, in the format "privacy analyze" reads:
 
 The statistics (as text, or with --json an object) go to standard output,
 or with --out - to standard error, the lines then going to standard
-output. A warning says that the result rests on the one node given.
+output (with --json, standard error then holds the statistics alone, the
+warnings inside). --out may also be a named pipe whose reader runs, or
+/dev/null; another device is refused. A warning says that the result
+rests on the one node given.
 Neither file is ever left cut short: both are put in place together, only
 once written whole; a download that fails or is interrupted (Ctrl-C, exit
 status 130), or a file that cannot be put in place, leaves neither (and
@@ -130,6 +133,10 @@ func (f *universeFlags) check() error {
 		return badInput("--index -: the index goes to a file, not to standard output (for a file named -, write ./-)")
 	}
 	if err := distinctOutputs(outputFile{"--out", f.out}, outputFile{"--index", f.index}); err != nil {
+		return err
+	}
+	if err := refuseDeviceButNull("--out", f.out, "the universe written there could not be read back with privacy analyze --universe "+
+		"(give a file, a named pipe whose reader is running, - for standard output, or /dev/null to keep none)"); err != nil {
 		return err
 	}
 	if err := refuseDevice("--index", f.index, "the index written there could not be read back with privacy fetches --index (give a file)"); err != nil {
@@ -268,7 +275,11 @@ func printUniverseResult(a *app, f *universeFlags, st universe.Stats, to int32) 
 	// One node gave the chain and its blocks: nothing it sent was
 	// compared with another node's.
 	warnings := []string{fmt.Sprintf("the universe rests on one peer, --peer %s: its blocks match the headers it sent, but no other peer confirmed that chain (a node can serve a chain of its own)", f.peer)}
-	a.warn(warnings)
+	if !a.json || f.out != "-" {
+		// With --json and --out -, the statistics go to standard error
+		// and carry the warnings: that one JSON object is all it holds.
+		a.warn(warnings)
+	}
 	if a.json {
 		return printStats(a, f.out == "-", universeStatsJSON{
 			BlockCount: st.Blocks, AddressCount: st.Addresses, PubKeyCount: st.PubKeys, ScriptCount: st.Scripts,
