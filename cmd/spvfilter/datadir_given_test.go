@@ -28,15 +28,7 @@ func TestDataDirGivenMustExist(t *testing.T) {
 	peers := []string{"peers", "--connect", dead, "--network", "regtest", "--timeout", "2s"}
 	missingDeep := "--datadir " + deep + ": no such directory (" + filepath.Join(base, "a") + " does not exist): a data directory given must exist"
 	missingShallow := "--datadir " + shallow + ": no such directory: a data directory given must exist"
-	rows := []struct {
-		name     string
-		args     []string
-		status   int
-		stderr   string
-		made     string // a directory there after the command
-		notMade  string // nothing there after the command
-		notInErr string
-	}{
+	rows := []dataDirRow{
 		{name: "scan, a path missing three levels deep", args: append(scan, "--datadir", deep),
 			status: exitBadInput, stderr: missingDeep, notMade: filepath.Join(base, "a")},
 		{name: "scan, a directory missing in one that exists", args: append(scan, "--datadir", shallow),
@@ -58,6 +50,24 @@ func TestDataDirGivenMustExist(t *testing.T) {
 		{name: "peers, the default directory created", args: []string{"peers", "--connect", dead, "--network", "testnet4", "--timeout", "2s"},
 			status: exitFailure, stderr: "--connect " + dead + ": connection refused", notInErr: "--datadir", made: filepath.Join(cache, "spvfilter", "testnet4")},
 	}
+	runDataDirRows(t, rows)
+}
+
+// dataDirRow is one command of a --datadir test and what it must leave.
+type dataDirRow struct {
+	name     string
+	args     []string
+	status   int
+	stderr   string // a part of standard error
+	made     string // a directory there after the command
+	notMade  string // nothing there after the command
+	notInErr string // not in standard error
+}
+
+// runDataDirRows runs each row's command and checks its status, its
+// standard error and what it left on disk.
+func runDataDirRows(t *testing.T, rows []dataDirRow) {
+	t.Helper()
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
 			_, stderr, status := runCLI(t, "", r.args...)

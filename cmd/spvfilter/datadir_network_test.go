@@ -3,7 +3,6 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -39,13 +38,7 @@ func TestDataDirNetworkDirGiven(t *testing.T) {
 	scan := []string{"scan", "--connect", dead, "--network", "regtest", "--watch", "51", "--timeout", "2s"}
 	peers := []string{"peers", "--connect", dead, "--network", "regtest", "--timeout", "2s"}
 	refused := "--datadir " + regtest + ": it is the regtest state of the data directory " + dd + " (it holds headers.bin)"
-	rows := []struct {
-		name    string
-		args    []string
-		status  int
-		stderr  string
-		notMade string // nothing there after the command
-	}{
+	rows := []dataDirRow{
 		{name: "scan", args: append(scan, "--datadir", regtest), status: exitBadInput,
 			stderr:  refused + ": a data directory keeps each network's state in a directory of its own, " + regtest + " for regtest, so this one would start a new regtest state in " + filepath.Join(regtest, "regtest") + ": give --datadir " + dd,
 			notMade: filepath.Join(regtest, "regtest")},
@@ -67,20 +60,5 @@ func TestDataDirNetworkDirGiven(t *testing.T) {
 		{name: "scan, one holding its regtest state already", args: append(scan, "--datadir", nested), status: exitFailure,
 			stderr: "--connect " + dead + ": connection refused"},
 	}
-	for _, r := range rows {
-		t.Run(r.name, func(t *testing.T) {
-			_, stderr, status := runCLI(t, "", r.args...)
-			if status != r.status {
-				t.Fatalf("status %d, want %d; stderr %q", status, r.status, stderr)
-			}
-			if !strings.Contains(stderr, r.stderr) {
-				t.Errorf("stderr %q lacks %q", stderr, r.stderr)
-			}
-			if r.notMade != "" {
-				if _, err := os.Stat(r.notMade); !os.IsNotExist(err) {
-					t.Errorf("%s was created (stat: %v)", r.notMade, err)
-				}
-			}
-		})
-	}
+	runDataDirRows(t, rows)
 }
