@@ -68,31 +68,65 @@ func holdTurn(t *testing.T, c *Client, m *pool.Member) (abandon func()) {
 	}
 }
 
-// TestAbandonedRequestChargesNobody: a request the client abandons drops
-// its peer's connection, though the peer did nothing wrong. Every request
-// that picks that peer next dials it again first: it used to be sent over
-// the dropped connection and fail with "connection dropped after an
-// earlier error", which was charged to the peer (its status took it as
-// the reason; during a dispute about a filter, it was a strike, and two
-// such strikes banned the peer without proof). The CI met it as an honest
-// peer dropped from a scan whose filter download another peer had won.
-func TestAbandonedRequestChargesNobody(t *testing.T) {
-	for _, tt := range abandonedAsks(t) {
-		t.Run(tt.name, func(t *testing.T) {
-			c := connect(t, 10*time.Second)
-			ms := c.pool.Members()
-			if len(ms) != 1 {
-				t.Fatalf("%d members", len(ms))
-			}
-			abandonRequest(t, c, ms[0])
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			if err := tt.ask(ctx, c); err != nil {
-				t.Fatalf("after an abandoned request: %v", err)
-			}
-			st := c.pool.Status(ms[0])
-			if !st.Live || st.Banned || st.Reason != "" {
-				t.Errorf("the peer after an abandoned request: %+v", st)
+// TestAbandonedChargesNobody: a request the client abandons drops its
+// peer's connection, though the peer did nothing wrong. A request to that
+// peer used to be sent over the dropped connection and fail with
+// "connection dropped after an earlier error", which was charged to the
+// peer (its status took it as the reason; during a dispute about a
+// filter, it was a strike, and two such strikes banned the peer without
+// proof). The CI met it as an honest peer dropped from a scan whose
+// filter download another peer had won. Two ways of meeting the drop:
+//
+//   - TestAbandonedRequestChargesNobody: the request comes after the
+//     drop, and dials the peer again first.
+//   - TestAbandonedMeanwhileChargesNobody: the request found the
+//     connection open and waits for its turn (the requests of a
+//     connection take turns) while another request of the client's
+//     holds it and is abandoned; dialling again before a request cannot
+//     see a drop still to come. The peer's error says the client dropped
+//     it (peer.ErrAbandoned), and the request dials again and is sent
+//     once more.
+func TestAbandonedChargesNobody(t *testing.T) {
+	drops := []struct {
+		name string
+		when string
+		// ask runs ask around the drop of m's connection, and returns
+		// its error.
+		ask func(t *testing.T, c *Client, m *pool.Member, ask func() error) error
+	}{
+		{"TestAbandonedRequestChargesNobody", "after an abandoned request", func(t *testing.T, c *Client, m *pool.Member, ask func() error) error {
+			abandonRequest(t, c, m)
+			return ask()
+		}},
+		{"TestAbandonedMeanwhileChargesNobody", "while another request was abandoned", func(t *testing.T, c *Client, m *pool.Member, ask func() error) error {
+			abandon := holdTurn(t, c, m)
+			asked := make(chan error, 1)
+			go func() { asked <- ask() }()
+			time.Sleep(300 * time.Millisecond) // the ask waits for its turn
+			abandon()
+			return <-asked
+		}},
+	}
+	asks := abandonedAsks(t)
+	for _, drop := range drops {
+		t.Run(drop.name, func(t *testing.T) {
+			for _, tt := range asks {
+				t.Run(tt.name, func(t *testing.T) {
+					c := connect(t, 10*time.Second)
+					ms := c.pool.Members()
+					if len(ms) != 1 {
+						t.Fatalf("%d members", len(ms))
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+					defer cancel()
+					if err := drop.ask(t, c, ms[0], func() error { return tt.ask(ctx, c) }); err != nil {
+						t.Fatalf("a request %s: %v", drop.when, err)
+					}
+					st := c.pool.Status(ms[0])
+					if !st.Live || st.Banned || st.Reason != "" {
+						t.Errorf("the peer %s: %+v", drop.when, st)
+					}
+				})
 			}
 		})
 	}
@@ -143,41 +177,6 @@ func abandonedAsks(t *testing.T) []abandonedAsk {
 			}
 			return err
 		}},
-	}
-}
-
-// TestAbandonedMeanwhileChargesNobody: a request that found the peer's
-// connection open waits for its turn (the requests of a connection take
-// turns) while another request of the client's holds it and is
-// abandoned, which drops the connection. It used to fail then with
-// "connection dropped after an earlier error" and be charged to the peer
-// (dropped; during a dispute a strike): dialling again before a request
-// cannot see a drop still to come. Now the peer's error says the client
-// dropped it (peer.ErrAbandoned), and the request dials again and is
-// sent once more.
-func TestAbandonedMeanwhileChargesNobody(t *testing.T) {
-	for _, tt := range abandonedAsks(t) {
-		t.Run(tt.name, func(t *testing.T) {
-			c := connect(t, 10*time.Second)
-			ms := c.pool.Members()
-			if len(ms) != 1 {
-				t.Fatalf("%d members", len(ms))
-			}
-			abandon := holdTurn(t, c, ms[0])
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			asked := make(chan error, 1)
-			go func() { asked <- tt.ask(ctx, c) }()
-			time.Sleep(300 * time.Millisecond) // the ask waits for its turn
-			abandon()
-			if err := <-asked; err != nil {
-				t.Fatalf("a request waiting while another was abandoned: %v", err)
-			}
-			st := c.pool.Status(ms[0])
-			if !st.Live || st.Banned || st.Reason != "" {
-				t.Errorf("the peer after another request was abandoned: %+v", st)
-			}
-		})
 	}
 }
 

@@ -171,13 +171,11 @@ func (c *Client) fetchBlockOnce(ctx context.Context, height int32) (*wire.MsgBlo
 	}
 	m := c.pool.PickFast(ms)
 	var block *wire.MsgBlock
-	err := c.ready(ctx, m)
-	if err == nil {
-		err = c.conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
-			block = b
-			return nil
-		})
-	}
+	// Dialled again first if its connection ended (see askingConn).
+	err := c.conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
+		block = b
+		return nil
+	})
 	if err != nil {
 		return nil, &pool.Failure{Member: m, Err: err}
 	}

@@ -121,18 +121,16 @@ func (c *Client) evidence(ctx context.Context, h int32, g hashGroup) ([]byte, er
 	for _, m := range append([]*pool.Member{g.rep}, slices.DeleteFunc(slices.Clone(g.members), func(o *pool.Member) bool { return o == g.rep })...) {
 		var data []byte
 		// Checked inside fn, where a filter damaged on the way is told
-		// from a lie (peer.ErrDamaged).
-		err := c.ready(ctx, m)
-		if err == nil {
-			err = c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
-				if chainhash.DoubleHashH(d) != g.hash {
-					return peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
-						peer.ErrBadFilter, hash, h))
-				}
-				data = d
-				return nil
-			})
-		}
+		// from a lie (peer.ErrDamaged). m is dialled again first if its
+		// connection ended (see askingConn).
+		err := c.conn(m).GetCFilters(ctx, h, []chainhash.Hash{hash}, func(_ int, d []byte) error {
+			if chainhash.DoubleHashH(d) != g.hash {
+				return peerErr(m, "getcfilters", fmt.Errorf("%w: filter for block %v (height %d) does not hash to the filter header it sent itself",
+					peer.ErrBadFilter, hash, h))
+			}
+			data = d
+			return nil
+		})
 		if err == nil {
 			c.views.strike(m, false)
 			return data, nil

@@ -282,10 +282,14 @@ func (a askingConn) over(ctx context.Context, req func(p *peer.Peer) error) erro
 	}
 }
 
-// GetBlocks records the blocks, then asks for them.
+// GetBlocks records the blocks, then asks for them: recorded once the
+// connection is ready (see over), so that blocks never asked, a redial
+// having failed, are not.
 func (a askingConn) GetBlocks(ctx context.Context, hashes []chainhash.Hash, fn func(i int, b *wire.MsgBlock) error) error {
-	a.l.asked(a.addr, hashes)
-	return a.over(ctx, func(p *peer.Peer) error { return p.GetBlocks(ctx, hashes, fn) })
+	return a.over(ctx, func(p *peer.Peer) error {
+		a.l.asked(a.addr, hashes)
+		return p.GetBlocks(ctx, hashes, fn)
+	})
 }
 
 // GetCFilters asks for the range start..the last block, and records it

@@ -77,13 +77,11 @@ func (c *Client) GetBlock(ctx context.Context, hash chainhash.Hash) (*wire.MsgBl
 		}
 		m := c.pool.PickFast(ms)
 		var block *wire.MsgBlock
-		err := c.ready(ctx, m)
-		if err == nil {
-			err = c.conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
-				block = b
-				return nil
-			})
-		}
+		// Dialled again first if its connection ended (see askingConn).
+		err := c.conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
+			block = b
+			return nil
+		})
 		if err == nil {
 			c.blocks.put(hash, block)
 			return block, nil
@@ -143,16 +141,14 @@ func (c *Client) GetCFilter(ctx context.Context, hash chainhash.Hash) ([]byte, e
 		}
 		m := c.pool.PickFast(ms)
 		var data []byte
-		err := c.ready(ctx, m)
-		if err == nil {
-			err = c.conn(m).GetCFilters(ctx, height, []chainhash.Hash{hash}, func(_ int, d []byte) error {
-				if err := check(d); err != nil {
-					return peerErr(m, "getcfilters", err)
-				}
-				data = d
-				return nil
-			})
-		}
+		// Dialled again first if its connection ended (see askingConn).
+		err := c.conn(m).GetCFilters(ctx, height, []chainhash.Hash{hash}, func(_ int, d []byte) error {
+			if err := check(d); err != nil {
+				return peerErr(m, "getcfilters", err)
+			}
+			data = d
+			return nil
+		})
 		if err == nil {
 			c.cacheFilters([]chainhash.Hash{hash}, [][]byte{data})
 			return data, nil

@@ -369,11 +369,9 @@ func (r *fetchRun) failed(m *pool.Member, err error) {
 }
 
 // fetchFrom asks m for the blocks at heights, in requests of
-// peer.MaxBlocksPerRequest, and passes each to got.
+// peer.MaxBlocksPerRequest, and passes each to got; each request dials m
+// again first if its connection ended (see askingConn).
 func (c *Client) fetchFrom(ctx context.Context, m *pool.Member, heights []int32, got func(int32, *wire.MsgBlock)) error {
-	if err := c.ready(ctx, m); err != nil {
-		return err
-	}
 	for batch := range slices.Chunk(heights, peer.MaxBlocksPerRequest) {
 		hashes := make([]chainhash.Hash, len(batch))
 		for i, h := range batch {

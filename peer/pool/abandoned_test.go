@@ -201,3 +201,56 @@ func connectionEnds(hashes []chainhash.Hash) []connectionEnd {
 		{"closed", func(_ *testing.T, c *peer.Peer) { c.Close() }, 1},
 	}
 }
+
+// TestRedialCountsTheEnd: Redial, which a request calls when it finds its
+// member's connection ended (the client's ready), before Run noticed the
+// end, counts an end this side did not cause as Run would: one failure
+// (the node hung up, or a request dropped it for a stall or a broken
+// rule), whose backoff the new dial waits for. Else a node ending its
+// connection on each request was dialled again at once, its failures
+// never counted. An end this side caused, abandoning a request, costs
+// nothing, and a request whose context already ended dials nothing and
+// charges nothing: the member stays live, so that a request choosing
+// among the live members (a block's filters compared across them) still
+// asks it. Counting the abandoned end, or the dial the cancelled context
+// cut, left an honest peer out of the comparison of the block it had to
+// prove the others' filter false for.
+func TestRedialCountsTheEnd(t *testing.T) {
+	node, hashes := abandonNode(t)
+	ends := connectionEnds(hashes)
+	tests := []struct {
+		connectionEnd
+		cancelled bool // the request's context ended before Redial
+		wantDial  bool
+	}{
+		{ends[0], false, true},
+		{ends[1], false, true},
+		{connectionEnd{ends[0].name + ", the request's context ended", ends[0].end, 0}, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, m, c := connectOne(t, node, nil)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tt.cancelled {
+				cancel()
+			}
+			tt.end(t, c)
+			<-c.Done()
+			start := time.Now()
+			err := p.Redial(ctx, m) // before Run's look
+			took := time.Since(start)
+			if (err == nil) != tt.wantDial {
+				t.Fatalf("Redial: %v; want dialled %v", err, tt.wantDial)
+			}
+			p.mu.Lock()
+			failures := m.failures
+			p.mu.Unlock()
+			dialled := p.Conn(m) != c
+			if failures != tt.wantFailures || took < redialBackoff(tt.wantFailures) || dialled != tt.wantDial || !p.Status(m).Live {
+				t.Errorf("after the connection ended (%v), Redial: %d failures, dialled %v after %v, live %v; want %d failures, dialled %v after %v, live",
+					c.Err(), failures, dialled, took, p.Status(m).Live, tt.wantFailures, tt.wantDial, redialBackoff(tt.wantFailures))
+			}
+		})
+	}
+}

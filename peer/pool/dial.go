@@ -73,12 +73,22 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 
 // Redial replaces m's connection when it ended: a request that was
 // abandoned (a cancelled context) ended it, and the member did nothing
-// wrong, or the node or a failed request did, which Run counts when it
-// finds the end (see ended). What is known of its chain stands. A live
-// connection is kept. A connection ended by a flood is not replaced: its
-// error is returned; nor is that of a member banned or dropped
-// meanwhile. Run finding the ended connection first drops nothing: the
-// member is live again (see Member.lapsed).
+// wrong, or the node or a failed request did. What is known of its chain
+// stands. A live connection is kept. A connection ended by a flood is
+// not replaced: its error is returned; nor is that of a member banned or
+// dropped meanwhile. Run finding the ended connection first drops
+// nothing: the member is live again (see Member.lapsed).
+//
+// An end this side did not cause is counted as Run counts it (see
+// ended), if Run has not yet: a failure in a row, whose backoff the dial
+// waits for; else a node that hangs up on each request would be dialled
+// again at once, its failures never counted, whenever a request comes
+// before Run's look. An end this side caused, abandoning a request, is
+// not taken in: the member stays live while it is dialled again, and a
+// request choosing among the live members meanwhile (a block's filters
+// compared across them) still asks it. A ctx already ended dials
+// nothing and counts nothing, and a dial that ctx's cancellation cut
+// short is no failure of the node's: both are this side's doing.
 //
 // A redial keeps the member's backoff (see redialBackoff): it waits,
 // within ctx, until the member's next dial is due, while another dial of
@@ -96,9 +106,18 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 	default:
 		return nil
 	}
-	if err := old.Err(); errors.Is(err, peer.ErrFlooding) {
+	end := old.Err()
+	if errors.Is(end, peer.ErrFlooding) {
 		// Dropped for flooding: not to be dialled again.
-		return err
+		return end
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("peer %s: not dialled again: %w", m.addr, err)
+	}
+	if !errors.Is(end, peer.ErrAbandoned) {
+		p.mu.Lock()
+		p.endedUnnoticed(m, time.Now()) // a flood was refused above
+		p.mu.Unlock()
 	}
 	if due, err := p.dueRedial(ctx, m, old); !due {
 		return err
@@ -108,7 +127,9 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 	defer p.mu.Unlock()
 	m.dialing = false
 	if err != nil {
-		m.dialFailed(time.Now())
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			m.dialFailed(time.Now())
+		}
 		return err
 	}
 	if err := m.unusable(); err != nil {
