@@ -29,6 +29,21 @@ var spanOthers = []peertest.WalletChain{
 	{Blocks: 450, WalletBlocks: 20, Scripts: 18},
 }
 
+// heights are the heights of the fixture's blocks by hash, from its
+// chain's start to its tip.
+func (f *coversFixture) heights(t testing.TB) map[chainhash.Hash]int32 {
+	t.Helper()
+	height := map[chainhash.Hash]int32{}
+	for h := f.chain.Start; h <= f.chain.Tip; h++ {
+		hash, err := f.node.RPC().GetBlockHash(int64(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		height[*hash] = h
+	}
+	return height
+}
+
 // spanLikeClients is how many clients TestCoversSpanLikeWallet runs,
 // unless SPVFILTER_SPANLIKE_CLIENTS says more.
 const spanLikeClients = 24
@@ -44,14 +59,7 @@ func longChainSpans(t *testing.T, f *coversFixture, clients int) (wallet, covers
 	t.Helper()
 	kinds := newBlockKinds(t, f)
 	watched := f.watchedScripts()
-	height := map[chainhash.Hash]int32{}
-	for h := f.chain.Start; h <= f.chain.Tip; h++ {
-		hash, err := f.node.RPC().GetBlockHash(int64(h))
-		if err != nil {
-			t.Fatal(err)
-		}
-		height[*hash] = h
-	}
+	height := f.heights(t)
 	birth := f.chain.Wallets[0].Birth
 	width := float64(f.chain.Tip - birth + 1)
 	span := func(hs []chainhash.Hash) float64 {
@@ -138,7 +146,7 @@ func shortInSpan(t *testing.T, warnings []string) int {
 // maxSpanShort bounds the share of the wallet's chains, in the sessions
 // of TestCoversSpanLikeWallet that met the target, that the scan warned
 // had no candidate chain of their shape lying like them (spanLike).
-// Measured, 24 clients: 2 to 32 of 240 (seven runs); 150 to 175 of 240
+// Measured, 24 clients: 2 to 32 of 240 (eight runs); 150 to 175 of 240
 // (five runs) where spanLike compared the last member's profile, not
 // the chain's shape (TestShapedPlacesChainShape).
 const maxSpanShort = 0.3
