@@ -40,12 +40,13 @@ import (
 // 0.942 after, mean 0.852; taking the nearest alone, or the nearest by
 // span whatever the mean height, three runs each, 0.817 to 0.879; on
 // the TestCoversAcrossSessions fixture, within a client, 0.981, 0.991
-// and 1.000 before, 0.982 and 0.994 after): in the two clients looked
-// into, a draw had
-// three candidate chains of the shape of the wallet's chains of three
-// blocks in its sample, nearly all shorter, so what the reserve offers,
-// not the choice, sets the span. On the TestCoversAcrossSessions fixture
-// the range holds none to offer: every block of it read for candidates
+// and 1.000 before, 0.982 and 0.994 after). In the two clients looked
+// into, the reserve held 5 and 10 scripts of three appearances or more,
+// every one sampled, 3 candidate chains of the wallet's chains' shape
+// of three blocks among them, nearly all shorter, and the draw needed 4
+// chains of class 3: it takes nearly every candidate there is, so what
+// exploring has put in the reserve, not the choice, sets the span. On
+// the TestCoversAcrossSessions fixture the range holds none to offer: every block of it read for candidates
 // (TestCoversSpanInRange: 300 blocks, 2,727 candidates in 2,025
 // candidate chains) gives, for each of the wallet's four chains of
 // three blocks (span 0.70, mean height 0.27 to 0.50), 12 candidate
