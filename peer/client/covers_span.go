@@ -46,9 +46,9 @@ import (
 // of three blocks among them, nearly all shorter, and the draw needed 4
 // chains of class 3: it takes nearly every candidate there is, so what
 // exploring has put in the reserve, not the choice, sets the span. On
-// the TestCoversAcrossSessions fixture the range holds none to offer: every block of it read for candidates
-// (TestCoversSpanInRange: 300 blocks, 2,727 candidates in 2,025
-// candidate chains) gives, for each of the wallet's four chains of
+// the TestCoversAcrossSessions fixture the range holds none to offer:
+// every block of it read for candidates (TestCoversSpanInRange: 300
+// blocks, 2,727 candidates in 2,025 candidate chains) gives, for each of the wallet's four chains of
 // three blocks (span 0.70, mean height 0.27 to 0.50), 12 candidate
 // chains of its shape and as many blocks, none lying like it, none
 // spanning 0.60 or more, the nearest 0.20 away (the larger of the
