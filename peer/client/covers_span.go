@@ -13,22 +13,22 @@ import (
 // blocks, so the span in height of a chain (its last block less its
 // first, a share of the range) and its mean height tell the wallet's
 // chains from the covers' unless the draw matches them: on the
-// TestCoversAcrossSessions fixture, before, the wallet's chains of
-// three or more blocks spanned 0.70 of the range against the covers'
-// 0.49 to 0.50, within every client every one more (within-client AUC
-// 0.996 to 1.000, TestCoversRequestShape), and the covers' mean height
-// lay later (AUC 0.39 to 0.43), the era of a profile being matched only
-// to a tenth of the range and given up first (relaxations). So the draw
-// takes first, in each of its tiers, the candidate chains nearest a
-// wallet's chain of their shape and as many blocks, as many longer as
-// shorter (spanLike, nearestRanks), and matchRiders weighs span and
-// mean height beside the riders (spanScore). A wallet's chain no
-// candidate lies like (span and mean height each within spanTolerance)
-// is counted (coverScan.spanShort) and warned of: the covers fall short
-// in span for it.
+// TestCoversAcrossSessions fixture, before, the wallet's chains of three
+// or more blocks spanned 0.70 of the range against the covers' 0.49 to
+// 0.50, within every client every one more (within-client AUC 0.996 to
+// 1.000, TestCoversRequestShape), and the covers' mean height lay later
+// (AUC 0.39 to 0.43), the era of a profile being matched only to a tenth
+// of the range and given up first (relaxations). So the draw takes
+// first, in each of its tiers, the candidate chains nearest a wallet's
+// chain of their shape and as many blocks, as many longer as shorter
+// (spanLike, nearestRanks), and matchRiders weighs span and mean height
+// beside the riders (spanScore). A wallet's chain no candidate lies like
+// (span and mean height each within spanTolerance) is counted
+// (coverScan.spanShort) and warned of: the covers fall short in span for
+// it.
 //
-// The shape spanLike compared was, until TestShapedPlacesChainShape,
-// the profile of whichever member of a chain came last, not the chain's
+// The shape spanLike compared was, until TestShapedPlacesChainShape, the
+// profile of whichever member of a chain came last, not the chain's
 // (leak.Shape, which the draw's need is keyed by), so it found a like
 // candidate for few of the wallet's chains (6% to 13% on that fixture).
 // On a chain whose other users pay keys again at spans around the
@@ -38,26 +38,26 @@ import (
 // fall (chains of three or more blocks, pooled AUC 0.773 to 0.832
 // before, mean 0.816, each run's 95% interval about ±0.07; 0.775 to
 // 0.942 after, mean 0.852; taking the nearest alone, or the nearest by
-// span whatever the mean height, three runs each, 0.817 to 0.879; on
-// the TestCoversAcrossSessions fixture, within a client, 0.981, 0.991
-// and 1.000 before, 0.982 and 0.994 after). In the two clients looked
-// into, the reserve held 5 and 10 scripts of three appearances or more,
-// every one sampled, 3 candidate chains of the wallet's chains' shape
-// of three blocks among them, nearly all shorter, and the draw needed 4
-// chains of class 3: it takes nearly every candidate there is, so what
-// exploring has put in the reserve, not the choice, sets the span. On
-// the TestCoversAcrossSessions fixture the range holds none to offer:
-// every block of it read for candidates (TestCoversSpanInRange: 300
-// blocks, 2,727 candidates in 2,025 candidate chains) gives, for each of the wallet's four chains of
-// three blocks (span 0.70, mean height 0.27 to 0.50), 12 candidate
-// chains of its shape and as many blocks, none lying like it, none
-// spanning 0.60 or more, the nearest 0.20 away (the larger of the
-// span's and the mean height's distance). Each of those wallet chains
-// holds a receive key paid twice 0.70 of the range apart, which the
-// other users' wallets there, paying theirs again half the range apart,
-// never match; exploring blocks near a wallet's chain's ends would find
-// no more than every block does, and those blocks, asked beside the
-// chain's, would point at it.
+// span whatever the mean height, three runs each, 0.817 to 0.879; on the
+// TestCoversAcrossSessions fixture, within a client, 0.981, 0.991 and
+// 1.000 before, 0.982 and 0.994 after). In the two clients looked into,
+// the reserve held 5 and 10 scripts of three appearances or more, every
+// one sampled, 3 candidate chains of the wallet's chains' shape of three
+// blocks among them, nearly all shorter, and the draw needed 4 chains of
+// class 3: it takes nearly every candidate there is, so what exploring
+// has put in the reserve, not the choice, sets the span. On the
+// TestCoversAcrossSessions fixture the range holds none to offer: every
+// block of it read for candidates (TestCoversSpanInRange: 300 blocks,
+// 2,727 candidates in 2,025 candidate chains) gives, for each of the
+// wallet's four chains of three blocks (span 0.70, mean height 0.27 to
+// 0.50), 12 candidate chains of its shape and as many blocks, none lying
+// like it, none spanning 0.60 or more, the nearest 0.20 away (the larger
+// of the span's and the mean height's distance). Each of those wallet
+// chains holds a receive key paid twice 0.70 of the range apart, which
+// the other users' wallets there, paying theirs again half the range
+// apart, never match; exploring blocks near a wallet's chain's ends
+// would find no more than every block does, and those blocks, asked
+// beside the chain's, would point at it.
 
 // spanTolerance is how far, as a share of the range, a candidate
 // chain's span and mean height may lie from a wallet's chain's for
