@@ -148,10 +148,10 @@ const spanNearest = 2
 
 // spanLike returns the scripts of the candidate chains nearest a
 // wallet's chain of their shape (its era left to the place, which weighs
-// it finer), by rank (nearestRanks): near[0] those of the first round,
-// near[1] those of the first two, so that the draw takes the nearest
-// first and, within them, as many longer as shorter, not any lying
-// within spanTolerance alike. It keeps in coverScan.spanShort how many
+// it finer), by rank (nearestRanks): near[0] the nearest as long or
+// longer (the first round), near[1] those and the nearest shorter (the
+// second), so that the draw takes one of each side for each wallet's
+// chain before the rest, not any lying within spanTolerance alike. It keeps in coverScan.spanShort how many
 // of the wallet's chains no candidate of their shape lies like
 // (chainPlace.lies), which warnDrawn warns of. Nil where the wallet has
 // no chain.
