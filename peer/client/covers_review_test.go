@@ -413,14 +413,7 @@ func TestCoversRequestShape(t *testing.T) {
 	clients := clientsFrom("SPVFILTER_SHAPE_CLIENTS", shapeClients)
 	kinds := newBlockKinds(t, f)
 	wallet := f.watchedScripts()
-	height := map[chainhash.Hash]int32{}
-	for h := f.chain.Start; h <= f.chain.Tip; h++ {
-		hash, err := f.node.RPC().GetBlockHash(int64(h))
-		if err != nil {
-			t.Fatal(err)
-		}
-		height[*hash] = h
-	}
+	height := f.heights(t)
 	sigs := make([]signal, len(shapeFeatures))
 	for i, sf := range shapeFeatures {
 		sigs[i].name = sf.name

@@ -134,7 +134,10 @@ func (d *roundDraw) pick() {
 	if like := d.askedLike(); like != nil {
 		tiers = likeFirst(tiers, like)
 	}
-	if like := d.spanLike(); like != nil {
+	// The nearest first: a set given likeFirst earlier ranks above one
+	// given later, and spanLike's sets are nested (the nearest within
+	// the next), so the widest goes in first and the nearest leads.
+	for _, like := range slices.Backward(d.spanLike()) {
 		tiers = likeFirst(tiers, like)
 	}
 	d.drawn, d.loneDrawn = d.cs.drawPreferring(d.cands, d.short, tiers...)

@@ -1,7 +1,10 @@
 package client
 
 import (
+	"cmp"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/spvfilter/spvfilter/privacy/leak"
 )
@@ -10,33 +13,51 @@ import (
 // blocks, so the span in height of a chain (its last block less its
 // first, a share of the range) and its mean height tell the wallet's
 // chains from the covers' unless the draw matches them: on the
-// TestCoversAcrossSessions fixture, before, the wallet's chains of
-// three or more blocks spanned 0.70 of the range against the covers'
-// 0.49 to 0.50, within every client every one more (within-client AUC
-// 0.996 to 1.000, TestCoversRequestShape), and the covers' mean height
-// lay later (AUC 0.39 to 0.43), the era of a profile being matched only
-// to a tenth of the range and given up first (relaxations). So the draw
-// takes first, in each of its tiers, the candidate chains lying like a
-// wallet's chain of as many blocks (spanLike: span and mean height each
-// within spanTolerance of it), and matchRiders weighs both beside the
-// riders (spanScore). A wallet's chain no candidate lies like is
-// counted (coverScan.spanShort) and warned of: the covers fall short in
-// span for it. On that fixture only 6% to 13% of the wallet's chains
-// had, in a draw, a candidate of their shape lying like them, so the
-// preference changed nothing measurable (chains of three or more
-// blocks: AUC 0.994 to 1.000 after; mean height 0.42 to 0.44): what
-// the reserve offers, not the choice, sets the span. Exploring more
-// does not change what it can offer there: every block of that range
-// read for candidates (TestCoversSpanInRange: 300 blocks, about 2,400
-// candidates in 1,700 candidate chains) gives, for each of the wallet's
-// four chains of three blocks (span 0.70, mean height 0.27 to 0.50),
-// 12 candidate chains of its shape and as many blocks, none lying like
-// it, none spanning 0.60 or more, the nearest 0.20 away (the larger of
-// the span's and the mean height's distance). Each of those wallet
+// TestCoversAcrossSessions fixture, before, the wallet's chains of three
+// or more blocks spanned 0.70 of the range against the covers' 0.49 to
+// 0.50, within every client every one more (within-client AUC 0.996 to
+// 1.000, TestCoversRequestShape), and the covers' mean height lay later
+// (AUC 0.39 to 0.43), the era of a profile being matched only to a tenth
+// of the range and given up first (relaxations). So the draw takes
+// first, in each of its tiers, the candidate chains nearest a wallet's
+// chain of their shape and as many blocks, as many longer as shorter
+// (spanLike, nearestRanks), and matchRiders weighs span and mean height
+// beside the riders (spanScore). A wallet's chain no candidate lies like
+// (span and mean height each within spanTolerance) is counted
+// (coverScan.spanShort) and warned of: the covers fall short in span for
+// it.
+//
+// The shape spanLike compared was, until TestShapedPlacesChainShape, the
+// profile of whichever member of a chain came last, not the chain's
+// (leak.Shape, which the draw's need is keyed by), so it found a like
+// candidate for few of the wallet's chains (6% to 13% on that fixture).
+// On a chain whose other users pay keys again at spans around the
+// wallet's (TestCoversSpanLikeWallet, 24 clients), the wallet's chains
+// no candidate lay like went from 150 to 175 of 240 (five runs) to 2 to
+// 32 of 240 (eight runs); but what a peer reads off the span did not
+// fall (chains of three or more blocks, pooled AUC 0.773 to 0.832
+// before, mean 0.816, each run's 95% interval about ±0.07; 0.775 to
+// 0.942 after, mean 0.852; taking the nearest alone, or the nearest by
+// span whatever the mean height, three runs each, 0.817 to 0.879; on the
+// TestCoversAcrossSessions fixture, within a client, 0.981, 0.991 and
+// 1.000 before, 0.982 and 0.994 after). In the two clients looked into,
+// the reserve held 5 and 10 scripts of three appearances or more, every
+// one sampled, 3 candidate chains of the wallet's chains' shape of three
+// blocks among them, nearly all shorter, and the draw needed 4 chains of
+// class 3: it takes nearly every candidate there is, so what exploring
+// has put in the reserve, not the choice, sets the span. On the
+// TestCoversAcrossSessions fixture the range holds none to offer: every
+// block of it read for candidates (TestCoversSpanInRange: 300 blocks,
+// 2,727 candidates in 2,025 candidate chains) gives, for each of the
+// wallet's four chains of three blocks (span 0.70, mean height 0.27 to
+// 0.50), 12 candidate chains of its shape and as many blocks, none lying
+// like it, none spanning 0.60 or more, the nearest 0.20 away (the larger
+// of the span's and the mean height's distance). Each of those wallet
 // chains holds a receive key paid twice 0.70 of the range apart, which
-// no candidate chain of its shape there matches; exploring blocks near
-// a wallet's chain's ends would find no more than every block does, and
-// those blocks, asked beside the chain's, would point at it.
+// the other users' wallets there, paying theirs again half the range
+// apart, never match; exploring blocks near a wallet's chain's ends
+// would find no more than every block does, and those blocks, asked
+// beside the chain's, would point at it.
 
 // spanTolerance is how far, as a share of the range, a candidate
 // chain's span and mean height may lie from a wallet's chain's for
@@ -76,19 +97,22 @@ func (cs *coverScan) placeOf(hs map[int32]bool) chainPlace {
 	}
 }
 
-// shapedPlace is a chain's shape (its profile with Group 0) and where
-// it lies (chainPlace).
+// shapedPlace is a chain's shape (leak.Shape of its members' profiles,
+// its era left to the place) and where it lies (chainPlace).
 type shapedPlace struct {
 	shape leak.Profile
 	place chainPlace
 }
 
-// shapedPlaces are the shape and place of each chain of ms (their
-// profiles, coverScan.profiles, and their heights), one per chain.
+// shapedPlaces are the shape and place of each chain of ms (leak.Shape
+// of their profiles, coverScan.profiles, and their heights), one per
+// chain: the chain's shape, as leak.Need and leak.Draw key it, not one
+// member's profile, which told a chain's shape by whichever member came
+// last and so matched few of the wallet's chains to any candidate.
 func (cs *coverScan) shapedPlaces(ms []member) map[uint64]shapedPlace {
 	profs := cs.profiles(ms)
 	at := map[uint64]map[int32]bool{}
-	shape := map[uint64]leak.Profile{}
+	members := map[uint64][]leak.Profile{}
 	for i, m := range ms {
 		g := m.group
 		if g == 0 {
@@ -100,13 +124,13 @@ func (cs *coverScan) shapedPlaces(ms []member) map[uint64]shapedPlace {
 		for _, h := range m.heights {
 			at[g][h] = true
 		}
-		p := profs[i]
-		p.Group, p.Era = 0, 0 // the place weighs the era finer
-		shape[g] = p
+		members[g] = append(members[g], profs[i])
 	}
 	out := make(map[uint64]shapedPlace, len(at))
 	for g, hs := range at {
-		out[g] = shapedPlace{shape[g], cs.placeOf(hs)}
+		shape := leak.Shape(members[g])
+		shape.Era = 0 // the place weighs the era finer
+		out[g] = shapedPlace{shape, cs.placeOf(hs)}
 	}
 	return out
 }
@@ -117,12 +141,21 @@ func (c chainPlace) lies(w chainPlace) bool {
 	return c.blocks == w.blocks && math.Abs(c.span-w.span) <= spanTolerance && math.Abs(c.mean-w.mean) <= spanTolerance
 }
 
-// spanLike returns the scripts of the candidate chains that lie like
-// (chainPlace.lies) a wallet's chain of their shape (its era left to
-// the place, which weighs it finer). It keeps in coverScan.spanShort
-// how many of the wallet's chains no candidate of their shape lies
-// like, which warnDrawn warns of.
-func (d *roundDraw) spanLike() map[string]bool {
+// spanNearest is how many candidate chains spanLike gives each of the
+// wallet's chains, in rounds (nearestRanks): one as long as it or
+// longer, one shorter.
+const spanNearest = 2
+
+// spanLike returns the scripts of the candidate chains nearest a
+// wallet's chain of their shape (its era left to the place, which weighs
+// it finer), by rank (nearestRanks): near[0] the nearest as long or
+// longer (the first round), near[1] those and the nearest shorter (the
+// second), so that the draw takes one of each side for each wallet's
+// chain before the rest, not any lying within spanTolerance alike. It keeps in coverScan.spanShort how many
+// of the wallet's chains no candidate of their shape lies like
+// (chainPlace.lies), which warnDrawn warns of. Nil where the wallet has
+// no chain.
+func (d *roundDraw) spanLike() []map[string]bool {
 	cs := d.cs
 	wallet := cs.shapedPlaces(cs.walletMembers())
 	if len(wallet) == 0 {
@@ -133,27 +166,82 @@ func (d *roundDraw) spanLike() map[string]bool {
 		ms = append(ms, member{script: c.Script, heights: d.heights[string(c.Script)], group: d.coverBy[string(c.Script)].Profile.Group})
 	}
 	cands := cs.shapedPlaces(ms)
-	met := map[uint64]bool{}
-	like := map[uint64]bool{}
-	for cg, c := range cands {
-		for wg, w := range wallet {
-			if c.shape == w.shape && c.place.lies(w.place) {
-				like[cg], met[wg] = true, true
-			}
-		}
+	rank, met := nearestRanks(wallet, cands)
+	near := make([]map[string]bool, spanNearest)
+	for r := range near {
+		near[r] = map[string]bool{}
 	}
-	out := map[string]bool{}
 	for i, m := range ms {
 		g := m.group
 		if g == 0 {
 			g = uint64(1<<63) + uint64(i)
 		}
-		if like[g] {
-			out[string(m.script)] = true
+		if r, ok := rank[g]; ok {
+			for k := r; k < spanNearest; k++ {
+				near[k][string(m.script)] = true
+			}
 		}
 	}
-	cs.spanShort, cs.spanChains = len(wallet)-len(met), len(wallet)
-	return out
+	cs.spanShort, cs.spanChains = len(wallet)-met, len(wallet)
+	return near
+}
+
+// nearestRanks ranks the candidate chains (cands, by chain) for the
+// wallet's (wallet, by chain). The candidates of a wallet's chain are
+// those of its shape and as many blocks whose mean height lies within
+// spanTolerance of its; in each of spanNearest rounds every wallet's
+// chain, in the order of its key, takes of them the one nearest its
+// span that no chain took before, on the side of its span the round
+// gives (even rounds as long or longer, odd ones shorter), whose rank is
+// then the round (ties by key). The sides alternate since a peer ranks
+// spans: covers all a little shorter than the wallet's chains tell them
+// apart as well as covers far shorter do, and the chains a range holds
+// of a wallet's shape lie shorter more often than not (a wallet's chain
+// runs from its birth to the tip). met counts the wallet's chains some
+// candidate lies like (chainPlace.lies).
+func nearestRanks(wallet, cands map[uint64]shapedPlace) (rank map[uint64]int, met int) {
+	wgs := slices.Sorted(maps.Keys(wallet))
+	var longer, shorter [][]uint64
+	for _, wg := range wgs {
+		w := wallet[wg]
+		var up, down []uint64
+		lies := false
+		for cg, c := range cands {
+			if c.shape != w.shape || c.place.blocks != w.place.blocks || math.Abs(c.place.mean-w.place.mean) > spanTolerance {
+				continue
+			}
+			lies = lies || c.place.lies(w.place)
+			if c.place.span >= w.place.span {
+				up = append(up, cg)
+			} else {
+				down = append(down, cg)
+			}
+		}
+		if lies {
+			met++
+		}
+		far := func(cg uint64) float64 { return math.Abs(cands[cg].place.span - w.place.span) }
+		byNearness := func(a, b uint64) int { return cmp.Or(cmp.Compare(far(a), far(b)), cmp.Compare(a, b)) }
+		slices.SortFunc(up, byNearness)
+		slices.SortFunc(down, byNearness)
+		longer, shorter = append(longer, up), append(shorter, down)
+	}
+	rank = map[uint64]int{}
+	for r := range spanNearest {
+		side := longer
+		if r%2 == 1 {
+			side = shorter
+		}
+		for i := range wgs {
+			for _, cg := range side[i] {
+				if _, ok := rank[cg]; !ok {
+					rank[cg] = r
+					break
+				}
+			}
+		}
+	}
+	return rank, met
 }
 
 // spanKey is the key spanScore weighs a chain's span within: its

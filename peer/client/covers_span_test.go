@@ -1,12 +1,15 @@
 package client
 
 import (
+	"bytes"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/spvfilter/spvfilter/peer/cover"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
 func TestChainPlace(t *testing.T) {
@@ -30,6 +33,89 @@ func TestChainPlace(t *testing.T) {
 			got := cs.placeOf(hs)
 			if got.blocks != tt.want.blocks || math.Abs(got.span-tt.want.span) > 1e-9 || math.Abs(got.mean-tt.want.mean) > 1e-9 {
 				t.Fatalf("placeOf(%v) = %+v, want %+v", tt.at, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestShapedPlacesChainShape: a chain's shape is leak.Shape of its
+// members' profiles (the head's class, the chain's length), whatever
+// the order of its members, not the profile of the member that came
+// last; a script alone is a chain of its own.
+func TestShapedPlacesChainShape(t *testing.T) {
+	cs := &coverScan{from: 0, to: 100}
+	script := func(b byte) []byte { return append([]byte{0x00, 0x14}, bytes.Repeat([]byte{b}, 20)...) }
+	paidTwice := member{script: script(1), heights: []int32{10, 70}, group: 7}
+	change := member{script: script(2), heights: []int32{70}, group: 7}
+	alone := member{script: script(3), heights: []int32{40}}
+	tests := []struct {
+		name      string
+		ms        []member
+		class     int
+		chain     int
+		span      float64
+		numChains int
+	}{
+		{"head first", []member{paidTwice, change}, 2, 2, 0.6, 1},
+		{"head last", []member{change, paidTwice}, 2, 2, 0.6, 1},
+		{"with a script alone", []member{change, alone, paidTwice}, 2, 2, 0.6, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := cs.shapedPlaces(tt.ms)
+			if len(got) != tt.numChains {
+				t.Fatalf("%d chains, want %d", len(got), tt.numChains)
+			}
+			sp, ok := got[7]
+			if !ok {
+				t.Fatalf("no chain of group 7 in %v", got)
+			}
+			if sp.shape.Class != tt.class || sp.shape.Chain != tt.chain || sp.shape.Era != 0 || sp.shape.Group != 0 {
+				t.Errorf("shape %+v, want class %d, chain %d, era and group 0", sp.shape, tt.class, tt.chain)
+			}
+			if sp.place.blocks != 2 || math.Abs(sp.place.span-tt.span) > 1e-9 {
+				t.Errorf("place %+v, want 2 blocks spanning %g", sp.place, tt.span)
+			}
+		})
+	}
+}
+
+// TestNearestRanks: each of the wallet's chains takes, round by round,
+// the candidate of its shape, as many blocks and a mean height within
+// spanTolerance nearest its span that no other took, as long or longer
+// in even rounds, shorter in odd ones; met counts the wallet's chains
+// some candidate lies like.
+func TestNearestRanks(t *testing.T) {
+	shape := leak.Profile{Class: 3, Chain: 2, Type: 1}
+	other := leak.Profile{Class: 3, Chain: 1, Type: 1}
+	at := func(p leak.Profile, span, mean float64) shapedPlace {
+		return shapedPlace{p, chainPlace{blocks: 3, span: span, mean: mean}}
+	}
+	tests := []struct {
+		name   string
+		wallet map[uint64]shapedPlace
+		cands  map[uint64]shapedPlace
+		want   map[uint64]int
+		met    int
+	}{
+		{"the nearest longer, then the nearest shorter",
+			map[uint64]shapedPlace{1: at(shape, 0.7, 0.5)},
+			map[uint64]shapedPlace{10: at(shape, 0.62, 0.5), 11: at(shape, 0.69, 0.5), 12: at(shape, 0.65, 0.5), 13: at(shape, 0.75, 0.5)},
+			map[uint64]int{13: 0, 11: 1}, 1},
+		{"two wallet chains share them out",
+			map[uint64]shapedPlace{1: at(shape, 0.7, 0.5), 2: at(shape, 0.7, 0.52)},
+			map[uint64]shapedPlace{10: at(shape, 0.7, 0.5), 11: at(shape, 0.65, 0.5), 12: at(shape, 0.62, 0.5), 14: at(shape, 0.8, 0.5)},
+			map[uint64]int{10: 0, 14: 0, 11: 1, 12: 1}, 2},
+		{"another shape, length or era left out; a far span ranked, not met",
+			map[uint64]shapedPlace{1: at(shape, 0.7, 0.5)},
+			map[uint64]shapedPlace{10: at(other, 0.7, 0.5), 11: {shape, chainPlace{blocks: 2, span: 0.7, mean: 0.5}}, 12: at(shape, 0.7, 0.75), 15: at(shape, 0.3, 0.5)},
+			map[uint64]int{15: 1}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, met := nearestRanks(tt.wallet, tt.cands)
+			if !maps.Equal(got, tt.want) || met != tt.met {
+				t.Fatalf("nearestRanks = %v, %d met; want %v, %d", got, met, tt.want, tt.met)
 			}
 		})
 	}

@@ -90,6 +90,20 @@ func needCovers(t testing.TB) *coversFixture {
 // rounds before hold other users' transactions only.
 func buildCovers(t testing.TB, node *peertest.Node, shape peertest.WalletChain, tag string, premine, like, lead int) *coversFixture {
 	t.Helper()
+	others := make([]peertest.WalletChain, otherWallets)
+	for o := range others {
+		others[o] = peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: 12, Scripts: 8}
+		if o >= otherWallets-like {
+			others[o] = shape
+		}
+	}
+	return buildCoversAmong(t, node, shape, tag, premine, lead, others)
+}
+
+// buildCoversAmong is buildCovers with the other users' wallets of the
+// shapes others, the o-th (from 1) acting 2o rounds after its shape says.
+func buildCoversAmong(t testing.TB, node *peertest.Node, shape peertest.WalletChain, tag string, premine, lead int, others []peertest.WalletChain) *coversFixture {
+	t.Helper()
 	mature, spec := shape.Spec(tag)
 	mature += premine
 	spec.Shaped = shapedPerBlock
@@ -99,11 +113,8 @@ func buildCovers(t testing.TB, node *peertest.Node, shape peertest.WalletChain, 
 	}
 	spec.Events, spec.Rounds = events, spec.Rounds+lead
 	spec.Wallets[0].Birth += int32(lead)
-	for o := 1; o <= otherWallets; o++ {
-		otherShape := peertest.WalletChain{Blocks: shape.Blocks, WalletBlocks: 12, Scripts: 8}
-		if o > otherWallets-like {
-			otherShape = shape
-		}
+	for i, otherShape := range others {
+		o := i + 1
 		_, other := otherShape.Spec(fmt.Sprintf("%s other %d", tag, o))
 		spec.Wallets = append(spec.Wallets, other.Wallets...)
 		for r, es := range other.Events {
