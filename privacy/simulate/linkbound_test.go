@@ -91,7 +91,7 @@ func TestPaymentsBoundCalibrated(t *testing.T) {
 // and the model's probability.
 var boundNamed = regexp.MustCompile(`session (\S+) and session (\S+) \(([0-9.e+-]+)\)`)
 
-// boundedPairs yields the pairs of a link report the bound lowered (those
+// boundedPairs returns the pairs of a link report the bound lowered (those
 // its warning names), with the model's probability it printed for each.
 func boundedPairs(t *testing.T, links *attack.LinkReport) map[[2]string]float64 {
 	t.Helper()
@@ -179,7 +179,7 @@ func boundFigure(c *claimTally) string {
 // the bound lowered, then their share of one wallet with its Wilson
 // interval, by band of shared candidates and over all, and linking's
 // tally of every pair. It is how boundRate's figures were measured
-// (with the bound set to one half, so that it names every pair of its
+// (with boundRate set to one half for the run, so that it names every pair of its
 // class given more).
 func TestPaymentsBoundSweep(t *testing.T) {
 	seeds := envSeeds(t, "SPVFILTER_BOUND_SEEDS")
