@@ -241,12 +241,16 @@ func (c *Client) needsRedial(m *pool.Member) bool {
 // peer answered first, or a download was cancelled) drops the
 // connection of a peer that did nothing wrong, and a request over it
 // would charge m with a failure of the client's own making. A live
-// connection is kept.
+// connection is kept. A connection the node ended itself (it hung up,
+// or stalled) is counted, and m is dialled again only if its backoff
+// has passed: else the end is returned at once, and the request goes to
+// another peer rather than wait for one that hangs up on each request
+// (see pool.Pool.RedialDue).
 func (c *Client) ready(ctx context.Context, m *pool.Member) error {
 	if !c.needsRedial(m) {
 		return nil
 	}
-	return c.pool.Redial(ctx, m)
+	return c.pool.RedialDue(ctx, m)
 }
 
 // release lets the others go: the lead is done.
