@@ -13,13 +13,14 @@ import (
 
 // answerThenHangUp is a loopback proxy in front of the node at target
 // that forwards everything but closes each connection right after the
-// node's first block went through (once the client took it): a peer that answers every request and
+// node's first message of the command cmd went through (once the client
+// took it): a peer that answers every request of that kind and
 // then hangs up, hangUpAfter later. It returns its address and how many
-// blocks it served.
+// such answers it served.
 // hangUpAfter is how long after its block answerThenHangUp hangs up.
 const hangUpAfter = 50 * time.Millisecond
 
-func answerThenHangUp(t *testing.T, target string) (string, *atomic.Int32) {
+func answerThenHangUp(t *testing.T, target, cmd string) (string, *atomic.Int32) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -60,7 +61,7 @@ func answerThenHangUp(t *testing.T, target string) (string, *atomic.Int32) {
 					if _, err := c.Write(append(hdr, body...)); err != nil {
 						return
 					}
-					if strings.TrimRight(string(hdr[4:16]), "\x00") == "block" {
+					if strings.TrimRight(string(hdr[4:16]), "\x00") == cmd {
 						n.Add(1)
 						time.AfterFunc(hangUpAfter, func() { c.Close() })
 					}
@@ -79,7 +80,8 @@ func answerThenHangUp(t *testing.T, target string) (string, *atomic.Int32) {
 // backoff doubled each time, and the user's GetBlock, which the honest
 // peer answers in milliseconds, waited 0.5 s, 1 s, 2 s, 4 s... for the
 // peer that hangs up. A request no longer waits a backoff the node's own
-// end set: it fails over to another peer at once.
+// end set beyond a first failure's (half a second): it fails over to
+// another peer.
 func TestHangUpDelaysNoRequest(t *testing.T) {
 	needFixture(t)
 	for _, tt := range []struct {
@@ -90,7 +92,7 @@ func TestHangUpDelaysNoRequest(t *testing.T) {
 		{"service started", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			liar, served := answerThenHangUp(t, fx.node.P2PAddr)
+			liar, served := answerThenHangUp(t, fx.node.P2PAddr, "block")
 			c := connect(t, 10*time.Second, fx.node.P2PAddr, liar)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
@@ -125,9 +127,48 @@ func TestHangUpDelaysNoRequest(t *testing.T) {
 			if served.Load() == 0 {
 				t.Fatal("the peer that hangs up was never asked: the attack did not run")
 			}
-			if slowest > time.Second {
+			if slowest > 900*time.Millisecond {
 				t.Errorf("a GetBlock took %v (height %d), the honest peer live: a request waited for the backoff of a peer that hangs up", slowest, slowestAt)
 			}
 		})
+	}
+}
+
+// TestHangUpDelaysNoHeaderSync: a peer that answers each header sync and
+// then hangs up, beside an honest one. A header sync round found its
+// connection ended before the pool's look and dialled it again within
+// the round (Pool.Redial), waiting its backoff there, which doubles as
+// its connections never last, until the round cut it off as too slow:
+// each sync waited for it. The round no longer waits a backoff the
+// node's own end set beyond a first failure's.
+func TestHangUpDelaysNoHeaderSync(t *testing.T) {
+	needFixture(t)
+	liar, served := answerThenHangUp(t, fx.node.P2PAddr, "headers")
+	c := connect(t, 10*time.Second, fx.node.P2PAddr, liar)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var took []time.Duration
+	var slowest time.Duration
+	for range 12 {
+		time.Sleep(2 * hangUpAfter)
+		start := time.Now()
+		if _, err := c.SyncHeaders(ctx); err != nil {
+			t.Fatalf("SyncHeaders: %v (each took %v)", err, took)
+		}
+		took = append(took, time.Since(start).Round(time.Millisecond))
+		slowest = max(slowest, took[len(took)-1])
+	}
+	for _, m := range c.pool.Members() {
+		t.Logf("%s: %+v", m.Addr(), c.pool.Status(m))
+	}
+	t.Logf("%d header syncs, each took %v; the peer that hangs up served %d headers", len(took), took, served.Load())
+	if served.Load() < 2 {
+		t.Fatal("the peer that hangs up was not asked again: the attack did not run")
+	}
+	if slowest > 900*time.Millisecond {
+		t.Errorf("a header sync took %v, the honest peer live: it waited for the backoff of a peer that hangs up", slowest)
 	}
 }

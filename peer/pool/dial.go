@@ -101,12 +101,13 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 }
 
 // RedialDue is Redial for a request about to be sent to m, which waits
-// for no backoff the node's own end set: that end is counted as Redial
-// counts it, but unless m's next dial is due at once, its error is
-// returned at once, wrapped, and the request goes to another peer.
-// Waiting inside the request let a node that answers each request and
-// then hangs up hold the next request that picked it before Run's look
-// for its whole backoff, doubling each time up to redialMax, while
+// for no long backoff the node's own end set: that end is counted as
+// Redial counts it, but unless m's next dial is due within redialMin
+// (the backoff of a first failure: a node restarted, a glitch), its
+// error is returned at once, wrapped, and the request goes to another
+// peer. Waiting inside the request let a node that answers each request
+// and then hangs up hold the next request that picked it before Run's
+// look for its whole backoff, doubling each time up to redialMax, while
 // other peers could answer at once. An end this side caused (an
 // abandoned request) is waited for as Redial waits.
 func (p *Pool) RedialDue(ctx context.Context, m *Member) error {
@@ -137,7 +138,7 @@ func (p *Pool) redialFor(ctx context.Context, m *Member, waitNodeEnd bool) error
 		p.endedUnnoticed(m, time.Now()) // a flood was refused above
 		wait, failures := time.Until(m.nextDial), m.failures
 		p.mu.Unlock()
-		if !waitNodeEnd && wait > 0 {
+		if !waitNodeEnd && wait > redialMin {
 			return fmt.Errorf("peer %s: not dialled again for a request: %d dials in a row failed or did not last, and the next is due in %v: %w",
 				m.addr, failures, wait.Round(time.Millisecond), end)
 		}
