@@ -120,9 +120,7 @@ func TestHangUpDelaysNoRequest(t *testing.T) {
 					break // the hole is shown; the next waits would double
 				}
 			}
-			for _, m := range c.pool.Members() {
-				t.Logf("%s: %+v", m.Addr(), c.pool.Status(m))
-			}
+			honestUnharmed(t, c)
 			t.Logf("%d GetBlocks, each took %v; the peer that hangs up served %d blocks", len(took), took, served.Load())
 			if served.Load() == 0 {
 				t.Fatal("the peer that hangs up was never asked: the attack did not run")
@@ -161,14 +159,25 @@ func TestHangUpDelaysNoHeaderSync(t *testing.T) {
 		took = append(took, time.Since(start).Round(time.Millisecond))
 		slowest = max(slowest, took[len(took)-1])
 	}
-	for _, m := range c.pool.Members() {
-		t.Logf("%s: %+v", m.Addr(), c.pool.Status(m))
-	}
+	honestUnharmed(t, c)
 	t.Logf("%d header syncs, each took %v; the peer that hangs up served %d headers", len(took), took, served.Load())
 	if served.Load() < 2 {
 		t.Fatal("the peer that hangs up was not asked again: the attack did not run")
 	}
 	if slowest > 900*time.Millisecond {
 		t.Errorf("a header sync took %v, the honest peer live: it waited for the backoff of a peer that hangs up", slowest)
+	}
+}
+
+// honestUnharmed logs c's members, and fails the test if the honest one
+// (the node's own address) is not live or carries a reason.
+func honestUnharmed(t *testing.T, c *Client) {
+	t.Helper()
+	for _, m := range c.pool.Members() {
+		st := c.pool.Status(m)
+		t.Logf("%s: live %v, reason %q", m.Addr(), st.Live, st.Reason)
+		if m.Addr() == fx.node.P2PAddr && (!st.Live || st.Banned || st.Reason != "") {
+			t.Errorf("the honest peer was charged for the other's hang-ups: %+v", st)
+		}
 	}
 }
