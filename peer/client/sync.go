@@ -119,8 +119,10 @@ func (c *Client) syncRound(ctx context.Context, log *scanLog, members []*pool.Me
 			gate.wait(ctx)
 		}
 		// A connection dropped by an abandoned request (a cancelled
-		// context) is replaced; the peer did nothing wrong.
-		if r.errs[i] = c.pool.Redial(ctx, m); r.errs[i] != nil {
+		// context) is replaced; the peer did nothing wrong. One the
+		// node ended is not waited for within the round beyond its
+		// backoff (see Client.ready).
+		if r.errs[i] = c.ready(ctx, m); r.errs[i] != nil {
 			// Nothing changed: the chain kept its tip (as a sync that
 			// fails at once reports).
 			r.results[i] = peer.HeadersResult{Update: chain.Update{Fork: c.chain.Height()}, Tip: -1}
@@ -241,12 +243,16 @@ func (c *Client) needsRedial(m *pool.Member) bool {
 // peer answered first, or a download was cancelled) drops the
 // connection of a peer that did nothing wrong, and a request over it
 // would charge m with a failure of the client's own making. A live
-// connection is kept.
+// connection is kept. A connection the node ended itself (it hung up,
+// or stalled) is counted, and m is dialled again only if its backoff is
+// short (a first failure's): else the end is returned at once, and the
+// request goes to another peer rather than wait for one that hangs up
+// on each request (see pool.Pool.RedialDue).
 func (c *Client) ready(ctx context.Context, m *pool.Member) error {
 	if !c.needsRedial(m) {
 		return nil
 	}
-	return c.pool.Redial(ctx, m)
+	return c.pool.RedialDue(ctx, m)
 }
 
 // release lets the others go: the lead is done.

@@ -97,6 +97,25 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 // backoff's pace. Only the user's own word, Add, dials at once whatever
 // the backoff.
 func (p *Pool) Redial(ctx context.Context, m *Member) error {
+	return p.redialFor(ctx, m, true)
+}
+
+// RedialDue is Redial for a request about to be sent to m, which waits
+// for no long backoff the node's own end set: that end is counted as
+// Redial counts it, but unless m's next dial is due within redialMin
+// (the backoff of a first failure: a node restarted, a glitch), its
+// error is returned at once, wrapped, and the request goes to another
+// peer. Waiting inside the request let a node that answers each request
+// and then hangs up hold the next request that picked it before Run's
+// look for its whole backoff, doubling each time up to redialMax, while
+// other peers could answer at once. An end this side caused (an
+// abandoned request) is waited for as Redial waits.
+func (p *Pool) RedialDue(ctx context.Context, m *Member) error {
+	return p.redialFor(ctx, m, false)
+}
+
+// redialFor is Redial; with waitNodeEnd false, RedialDue.
+func (p *Pool) redialFor(ctx context.Context, m *Member, waitNodeEnd bool) error {
 	old := p.Conn(m)
 	if old == nil {
 		return fmt.Errorf("peer %s: not connected", m.addr)
@@ -117,7 +136,12 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 	if !errors.Is(end, peer.ErrAbandoned) {
 		p.mu.Lock()
 		p.endedUnnoticed(m, time.Now()) // a flood was refused above
+		wait, failures := time.Until(m.nextDial), m.failures
 		p.mu.Unlock()
+		if !waitNodeEnd && wait > redialMin {
+			return fmt.Errorf("peer %s: not dialled again for a request: %d dials in a row failed or did not last, and the next is due in %v: %w",
+				m.addr, failures, wait.Round(time.Millisecond), end)
+		}
 	}
 	if due, err := p.dueRedial(ctx, m, old); !due {
 		return err

@@ -1,0 +1,183 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// answerThenHangUp is a loopback proxy in front of the node at target
+// that forwards everything but closes each connection right after the
+// node's first message of the command cmd went through (once the client
+// took it): a peer that answers every request of that kind and
+// then hangs up, hangUpAfter later. It returns its address and how many
+// such answers it served.
+// hangUpAfter is how long after its block answerThenHangUp hangs up.
+const hangUpAfter = 50 * time.Millisecond
+
+func answerThenHangUp(t *testing.T, target, cmd string) (string, *atomic.Int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := &gateConns{}
+	t.Cleanup(func() {
+		ln.Close()
+		g.closeAll()
+	})
+	var n atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			g.add(c)
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			g.add(u)
+			go io.Copy(u, c)
+			go func() {
+				defer c.Close()
+				defer u.Close()
+				hdr := make([]byte, 24)
+				for {
+					if _, err := io.ReadFull(u, hdr); err != nil {
+						return
+					}
+					body := make([]byte, binary.LittleEndian.Uint32(hdr[16:20]))
+					if _, err := io.ReadFull(u, body); err != nil {
+						return
+					}
+					if _, err := c.Write(append(hdr, body...)); err != nil {
+						return
+					}
+					if strings.TrimRight(string(hdr[4:16]), "\x00") == cmd {
+						n.Add(1)
+						time.AfterFunc(hangUpAfter, func() { c.Close() })
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), &n
+}
+
+// TestHangUpDelaysNoRequest: a peer that answers each request and then
+// hangs up, beside an honest one. A request that picks it before the
+// pool's look noticed the end used to count the end (as it should) and
+// then wait, inside the request, for the backoff that end set before
+// dialling it again: the hang-ups never let a connection last, so the
+// backoff doubled each time, and the user's GetBlock, which the honest
+// peer answers in milliseconds, waited 0.5 s, 1 s, 2 s, 4 s... for the
+// peer that hangs up. A request no longer waits a backoff the node's own
+// end set beyond a first failure's (half a second): it fails over to
+// another peer.
+func TestHangUpDelaysNoRequest(t *testing.T) {
+	needFixture(t)
+	for _, tt := range []struct {
+		name    string
+		service bool // the pool's Run looks after the members too
+	}{
+		{"requests alone", false},
+		{"service started", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			liar, served := answerThenHangUp(t, fx.node.P2PAddr, "block")
+			c := connect(t, 10*time.Second, fx.node.P2PAddr, liar)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			if tt.service {
+				if err := c.Start(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			const asks = 30
+			var slowest time.Duration
+			var slowestAt int
+			var took []time.Duration
+			for i := 1; i <= asks && i <= int(fx.tip); i++ {
+				time.Sleep(2 * hangUpAfter) // the hang-up, most often before the pool's look
+				start := time.Now()
+				_, err := c.GetBlock(ctx, c.chain.Hash(int32(i)))
+				took = append(took, time.Since(start).Round(time.Millisecond))
+				if err != nil {
+					t.Fatalf("GetBlock of height %d, after %v: %v (each took %v)", i, took[len(took)-1], err, took)
+				}
+				if took[len(took)-1] > slowest {
+					slowest, slowestAt = took[len(took)-1], i
+				}
+				if slowest > 10*time.Second {
+					break // the hole is shown; the next waits would double
+				}
+			}
+			honestUnharmed(t, c)
+			t.Logf("%d GetBlocks, each took %v; the peer that hangs up served %d blocks", len(took), took, served.Load())
+			if served.Load() == 0 {
+				t.Fatal("the peer that hangs up was never asked: the attack did not run")
+			}
+			if slowest > 900*time.Millisecond {
+				t.Errorf("a GetBlock took %v (height %d), the honest peer live: a request waited for the backoff of a peer that hangs up", slowest, slowestAt)
+			}
+		})
+	}
+}
+
+// TestHangUpDelaysNoHeaderSync: a peer that answers each header sync and
+// then hangs up, beside an honest one. A header sync round found its
+// connection ended before the pool's look and dialled it again within
+// the round (Pool.Redial), waiting its backoff there, which doubles as
+// its connections never last, until the round cut it off as too slow:
+// each sync waited for it. The round no longer waits a backoff the
+// node's own end set beyond a first failure's.
+func TestHangUpDelaysNoHeaderSync(t *testing.T) {
+	needFixture(t)
+	liar, served := answerThenHangUp(t, fx.node.P2PAddr, "headers")
+	c := connect(t, 10*time.Second, fx.node.P2PAddr, liar)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var took []time.Duration
+	var slowest time.Duration
+	for range 12 {
+		time.Sleep(2 * hangUpAfter)
+		start := time.Now()
+		if _, err := c.SyncHeaders(ctx); err != nil {
+			t.Fatalf("SyncHeaders: %v (each took %v)", err, took)
+		}
+		took = append(took, time.Since(start).Round(time.Millisecond))
+		slowest = max(slowest, took[len(took)-1])
+	}
+	honestUnharmed(t, c)
+	t.Logf("%d header syncs, each took %v; the peer that hangs up served %d headers", len(took), took, served.Load())
+	if served.Load() < 2 {
+		t.Fatal("the peer that hangs up was not asked again: the attack did not run")
+	}
+	if slowest > 900*time.Millisecond {
+		t.Errorf("a header sync took %v, the honest peer live: it waited for the backoff of a peer that hangs up", slowest)
+	}
+}
+
+// honestUnharmed logs c's members, and fails the test if the honest one
+// (the node's own address) is not live or carries a reason.
+func honestUnharmed(t *testing.T, c *Client) {
+	t.Helper()
+	for _, m := range c.pool.Members() {
+		st := c.pool.Status(m)
+		t.Logf("%s: live %v, reason %q", m.Addr(), st.Live, st.Reason)
+		if m.Addr() == fx.node.P2PAddr && (!st.Live || st.Banned || st.Reason != "") {
+			t.Errorf("the honest peer was charged for the other's hang-ups: %+v", st)
+		}
+	}
+}
