@@ -20,6 +20,13 @@
 //
 //	go test -run TestNeutrinoCapture -v
 //
+// TestNeutrinoCaptureVaried does the same on chains of wallets of 5 to
+// 100 scripts that pay each other, reuse addresses and spend in later
+// blocks, 16 wallets a seed (the default suite one seed; more with
+// SPVFILTER_NEUTRINO_SEEDS=A-B), and pools the seeds' claims:
+//
+//	SPVFILTER_NEUTRINO_SEEDS=101-108 go test -run TestNeutrinoCaptureVaried -v
+//
 // TestLeakAgainstCapture measures what a client's downloads reveal: one
 // labelled wallet (peertest.WalletChain) scanned from its birth by the
 // neutrino client and by spvfilter's, each through a relay of its own,

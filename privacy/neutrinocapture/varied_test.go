@@ -1,0 +1,446 @@
+package neutrinocapture
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+
+	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/privacy/simulate"
+)
+
+// variedShape is the size of one varied chain: its wallets, its rounds
+// and the wallets' sizes (scripts, drawn log-uniform in [minSize,
+// maxSize]).
+type variedShape struct {
+	wallets, rounds  int
+	minSize, maxSize int
+}
+
+// variedShape16 is the shape of every seed's chain: 16 wallets of 5 to
+// 100 scripts on 320 rounds, about 12 s a seed.
+var variedShape16 = variedShape{wallets: 16, rounds: 320, minSize: 5, maxSize: 100}
+
+// variedDefaultSeed is the default suite's seed, one of the seeds the
+// misses were studied on (1 to 4; 101 to 108 were kept apart to judge).
+const variedDefaultSeed = 2
+
+// variedSeeds are the seeds SPVFILTER_NEUTRINO_SEEDS names ("A-B" or
+// "A,B,..."), and whether they were named: the default suite's seed
+// alone when unset.
+func variedSeeds(t *testing.T) ([]uint64, bool) {
+	t.Helper()
+	env := os.Getenv("SPVFILTER_NEUTRINO_SEEDS")
+	if env == "" {
+		return []uint64{variedDefaultSeed}, false
+	}
+	var seeds []uint64
+	for _, part := range strings.Split(env, ",") {
+		lo, hi, ranged := strings.Cut(part, "-")
+		a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
+		if err != nil {
+			t.Fatalf("SPVFILTER_NEUTRINO_SEEDS=%q: %v", env, err)
+		}
+		b := a
+		if ranged {
+			if b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 64); err != nil || b < a {
+				t.Fatalf("SPVFILTER_NEUTRINO_SEEDS=%q: bad range %q", env, part)
+			}
+		}
+		for s := a; s <= b; s++ {
+			seeds = append(seeds, s)
+		}
+	}
+	return seeds, true
+}
+
+// variedWallet is one scripted wallet of a varied chain: its keys, its
+// coins and the label it builds.
+type variedWallet struct {
+	w        *peertest.LabelledWallet
+	receive  []*peertest.Key // receive[j] is paid at its payment j, some twice
+	change   []*peertest.Key // used in order, one a spend
+	paid     int             // receive keys paid so far
+	changed  int             // change keys used so far
+	coins    []variedCoin
+	from, to int32 // the heights its activity spans
+}
+
+// variedCoin is an output a wallet holds, spendable from height ready.
+type variedCoin struct {
+	out   peertest.Output
+	ready int32
+}
+
+// variedChain mines a chain of seed on node: shape.wallets wallets of
+// shape.minSize to shape.maxSize scripts, each born at a random round,
+// paid by outside payers (each sending its change to a new address and
+// spending it next time) and by the other wallets, on receive keys of
+// which about one in five is paid again, and spending coins a few blocks
+// or more after it got them (never in the block that paid it) to outside
+// payees or to another wallet, with change to a change key of its own.
+// Every block also holds noisePer background payments. It returns the
+// chain's labelled wallets and the heights each address appears at.
+func variedChain(t *testing.T, node *peertest.Node, seed uint64, shape variedShape) *peertest.LabelledChain {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 0x6e65757472696e6f))
+	tag := fmt.Sprintf("varied %d", seed)
+	keys := 0
+	fresh := func(what string) *peertest.Key {
+		keys++
+		return peertest.NewKey(fmt.Sprintf("%s %s %d", tag, what, keys))
+	}
+	tipNow := func() int32 {
+		n, err := node.RPC().GetBlockCount()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return int32(n)
+	}
+	start := tipNow() + 1
+	chain := &peertest.LabelledChain{Start: start, Heights: map[string][]int32{}}
+	addr := func(k *peertest.Key) string { return k.Address(node.Params).EncodeAddress() }
+	seen := func(k *peertest.Key, h int32) {
+		a := addr(k)
+		if hs := chain.Heights[a]; len(hs) == 0 || hs[len(hs)-1] != h {
+			chain.Heights[a] = append(hs, h)
+		}
+	}
+	var ws []*variedWallet
+	for i := range shape.wallets {
+		size := int(math.Round(math.Exp(math.Log(float64(shape.minSize)) + rng.Float64()*(math.Log(float64(shape.maxSize))-math.Log(float64(shape.minSize))))))
+		nrecv := max(2, size*3/5)
+		birthRound := rng.IntN(shape.rounds / 3)
+		vw := &variedWallet{w: &peertest.LabelledWallet{ID: fmt.Sprintf("v%d-%d", seed, i+1), Birth: start + int32(birthRound)},
+			from: start + int32(birthRound), to: start + int32(shape.rounds) - 1}
+		for j := range nrecv {
+			vw.receive = append(vw.receive, fresh(fmt.Sprintf("wallet %d receive %d", i, j)))
+		}
+		for j := range size - nrecv {
+			vw.change = append(vw.change, fresh(fmt.Sprintf("wallet %d change %d", i, j)))
+		}
+		// Address reuse: about one receive key in five is paid twice.
+		for j := range nrecv {
+			if rng.IntN(5) == 0 {
+				vw.receive = append(vw.receive, vw.receive[j])
+			}
+		}
+		rng.Shuffle(len(vw.receive[1:]), func(a, b int) { vw.receive[1+a], vw.receive[1+b] = vw.receive[1+b], vw.receive[1+a] })
+		ws = append(ws, vw)
+	}
+	// Outside payers: each funded from a coinbase, then spending its
+	// change until it runs low.
+	type payer struct {
+		coin *peertest.Output
+	}
+	payers := make([]*payer, 6)
+	for i := range payers {
+		payers[i] = &payer{}
+	}
+	const (
+		inflow  = 20 * payeeSats // what an outside payer sends a wallet
+		between = 3 * payeeSats  // what a wallet sends another
+	)
+	for round := range shape.rounds {
+		h := start + int32(round)
+		var outs []*wire.TxOut
+		var noiseKeys []*peertest.Key
+		for range noisePer {
+			k := fresh("noise")
+			noiseKeys = append(noiseKeys, k)
+			outs = append(outs, wire.NewTxOut(payeeSats, k.PkScript()))
+		}
+		txs := []*wire.MsgTx{node.SpendCoinbase(t, outs...)}
+		for _, k := range noiseKeys {
+			seen(k, h)
+		}
+		for _, vw := range ws {
+			if h < vw.from {
+				continue
+			}
+			life := float64(vw.to - vw.from + 1)
+			// Receive: the wallet's payments spread over its life.
+			if vw.paid < len(vw.receive) && rng.Float64() < float64(len(vw.receive))/life*1.3 {
+				to := vw.receive[vw.paid]
+				var tx *wire.MsgTx
+				var idx uint32
+				if from := pickPayerWallet(rng, ws, vw, h, between); from != nil && rng.IntN(3) == 0 {
+					tx, idx = walletPays(t, node, from, h, to, between, seen)
+				} else {
+					p := payers[rng.IntN(len(payers))]
+					change := fresh("payer change")
+					if p.coin == nil || p.coin.Value < 2*inflow {
+						tx = node.SpendCoinbase(t, wire.NewTxOut(inflow, to.PkScript()), wire.NewTxOut(20*inflow, change.PkScript()))
+					} else {
+						tx = node.Spend(t, []peertest.Output{*p.coin}, wire.NewTxOut(inflow, to.PkScript()),
+							wire.NewTxOut(p.coin.Value-inflow-peertest.Fee, change.PkScript()))
+						seen(p.coin.Key, h)
+					}
+					o := peertest.OutputOf(tx, 1, change)
+					p.coin = &o
+					seen(change, h)
+					vw.w.PayerChange = append(vw.w.PayerChange, addr(change))
+				}
+				txs = append(txs, tx)
+				vw.coins = append(vw.coins, variedCoin{peertest.OutputOf(tx, idx, to), h + 1 + int32(rng.IntN(6))})
+				seen(to, h)
+				vw.paid++
+			}
+			// Spend: to an outside payee, change to a change key.
+			if vw.changed < len(vw.change) && rng.Float64() < float64(len(vw.change))/life*1.3 {
+				if c := readyCoin(vw, h, payeeSats); c >= 0 {
+					payee := fresh("payee")
+					tx, _ := walletPaysCoin(t, node, vw, c, h, payee, payeeSats, seen)
+					txs = append(txs, tx)
+					seen(payee, h)
+					vw.w.Payees = append(vw.w.Payees, addr(payee))
+				}
+			}
+		}
+		node.Confirm(t, txs...)
+	}
+	chain.Tip = start + int32(shape.rounds) - 1
+	if got := tipNow(); got != chain.Tip {
+		t.Fatalf("varied chain: tip %d, want %d", got, chain.Tip)
+	}
+	for _, vw := range ws {
+		for _, k := range slices.Concat(vw.receive[:vw.paid], vw.change[:vw.changed]) {
+			if a := addr(k); !slices.Contains(vw.w.Scripts, a) {
+				vw.w.Scripts = append(vw.w.Scripts, a)
+			}
+		}
+		chain.Wallets = append(chain.Wallets, vw.w)
+	}
+	return chain
+}
+
+// payeeSats is what a wallet pays an outside payee, in satoshis.
+const payeeSats = 1_000_000
+
+// readyCoin is the index of the oldest coin of vw spendable at h and
+// worth more than amount and the fee, or -1.
+func readyCoin(vw *variedWallet, h int32, amount int64) int {
+	for i, c := range vw.coins {
+		if c.ready <= h && c.out.Value > amount+2*peertest.Fee {
+			return i
+		}
+	}
+	return -1
+}
+
+// pickPayerWallet draws another wallet, born by h, with a change key
+// left and a coin to pay amount from, or nil.
+func pickPayerWallet(rng *rand.Rand, ws []*variedWallet, to *variedWallet, h int32, amount int64) *variedWallet {
+	var can []*variedWallet
+	for _, w := range ws {
+		if w != to && h >= w.from && w.changed < len(w.change) && readyCoin(w, h, amount) >= 0 {
+			can = append(can, w)
+		}
+	}
+	if len(can) == 0 {
+		return nil
+	}
+	return can[rng.IntN(len(can))]
+}
+
+// walletPays is from paying amount to the key to from its oldest ready
+// coin, its change to its next change key; it returns the transaction
+// and the index of the payment's output.
+func walletPays(t *testing.T, node *peertest.Node, from *variedWallet, h int32, to *peertest.Key, amount int64, seen func(*peertest.Key, int32)) (*wire.MsgTx, uint32) {
+	t.Helper()
+	return walletPaysCoin(t, node, from, readyCoin(from, h, amount), h, to, amount, seen)
+}
+
+// walletPaysCoin is walletPays from the wallet's coin c.
+func walletPaysCoin(t *testing.T, node *peertest.Node, from *variedWallet, c int, h int32, to *peertest.Key, amount int64, seen func(*peertest.Key, int32)) (*wire.MsgTx, uint32) {
+	t.Helper()
+	in := from.coins[c].out
+	from.coins = slices.Delete(from.coins, c, c+1)
+	change := from.change[from.changed]
+	from.changed++
+	tx := node.Spend(t, []peertest.Output{in}, wire.NewTxOut(amount, to.PkScript()), wire.NewTxOut(in.Value-amount-peertest.Fee, change.PkScript()))
+	from.coins = append(from.coins, variedCoin{peertest.OutputOf(tx, 1, change), h + 1})
+	seen(in.Key, h)
+	seen(change, h)
+	return tx, 0
+}
+
+// variedTally is the claims of the varied captures pooled: per bin of
+// simulate's calibration and at P >= 0.95, how many and how many right,
+// and the sum of what was said.
+type variedTally struct {
+	bins      []simulate.Bin
+	confident simulate.Bin
+	wrong     []simulate.Mistake // claims at P >= 0.95 that are wrong
+}
+
+// add pools one score's claims of c.
+func (v *variedTally) add(c *simulate.ClaimScore) {
+	if v.bins == nil {
+		v.bins = slices.Clone(c.Calibration)
+		for i := range v.bins {
+			v.bins[i] = simulate.Bin{PLow: v.bins[i].PLow, PHigh: v.bins[i].PHigh}
+		}
+		v.confident = simulate.Bin{PLow: c.Confident.PLow, PHigh: c.Confident.PHigh}
+	}
+	for i, b := range c.Calibration {
+		poolBin(&v.bins[i], b)
+	}
+	poolBin(&v.confident, c.Confident)
+}
+
+// poolBin adds b's claims to into (its mean said weighted by counts),
+// and fills into's fraction and Wilson interval.
+func poolBin(into *simulate.Bin, b simulate.Bin) {
+	if b.Count == 0 {
+		return
+	}
+	sum := float64(b.Count) * *b.MeanProbability
+	if into.Count > 0 {
+		sum += float64(into.Count) * *into.MeanProbability
+	}
+	into.Count += b.Count
+	into.Right += b.Right
+	mean, frac := sum/float64(into.Count), float64(into.Right)/float64(into.Count)
+	lo, hi := simulate.Wilson(into.Right, into.Count)
+	into.MeanProbability, into.FractionRight, into.WilsonLow, into.WilsonHigh = &mean, &frac, &lo, &hi
+}
+
+// TestNeutrinoCaptureVaried scores the block-download attack on real
+// neutrino v0.16.0 clients of wallets unlike those of TestNeutrinoCapture:
+// on each seed's chain (variedChain) 16 wallets of 5 to 100 scripts,
+// paid by outside payers and by each other, some addresses paid twice,
+// coins spent in later blocks to payees or to another wallet, each
+// wallet rescanned from its birth and from a later height by neutrino
+// through the capture relay. The claims of every seed are pooled, per
+// bin and at P >= 0.95, and logged as privacy/README.md's rows. Held,
+// for the scripts and for the groups: no claim at P >= 0.95 measurably
+// below 95% right (the upper end of its Wilson interval under 0.95);
+// once 60 or more, a Wilson lower bound of 0.93; and no groups' bin
+// over-confident beyond its Wilson interval and 0.05. The scripts are
+// not calibrated on these chains: on seeds 101 to 108, 79 of 86 given
+// P >= 0.95 were right (Wilson lower bound 0.841), their bins [0.5, 0.8)
+// and [0.8, 0.95) 0.621 said and 0.346 right, 0.900 and 0.545 (a
+// wallet's address paid again and spent in payments with another
+// wallet leads that wallet's group with its whole probability; a payer's
+// change, a payee or another wallet's address riding beside the
+// wallet's has 0.94 of its group's). The default suite logs those bins
+// as targets not met; a run with seeds named fails on them and on the
+// scripts' lower bound. The default suite runs variedDefaultSeed (about
+// 10 s); SPVFILTER_NEUTRINO_SEEDS=A-B (or A,B,...) runs those seeds,
+// about 12 s each:
+//
+//	SPVFILTER_NEUTRINO_SEEDS=101-108 go test -run TestNeutrinoCaptureVaried -v
+func TestNeutrinoCaptureVaried(t *testing.T) {
+	seeds, named := variedSeeds(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	defer cancel()
+	tallies := map[string]*variedTally{"scripts": {}, "groups": {}}
+	for _, seed := range seeds {
+		score := variedScore(ctx, t, seed, variedShape16)
+		tallies["scripts"].add(score.Candidates)
+		tallies["groups"].add(score.CandidateGroups)
+		for _, m := range score.Mistakes {
+			if m.Probability >= simulate.ConfidentP {
+				k := map[string]string{"candidate": "scripts", "candidate group": "groups"}[m.Kind]
+				if tl := tallies[k]; tl != nil {
+					tl.wrong = append(tl.wrong, m)
+				}
+			}
+		}
+	}
+	var rows strings.Builder
+	for _, name := range []string{"scripts", "groups"} {
+		tl := tallies[name]
+		fmt.Fprintf(&rows, "| fetches: %s |", name)
+		for i, b := range tl.bins {
+			fmt.Fprintf(&rows, " %s |", binCell(b))
+			said, high, _ := binSaid(b)
+			switch over := b.Count > 0 && said > high+simulate.TargetBinSlack; {
+			case over && (named || name == "groups"):
+				t.Errorf("%s, seeds %v: bin %d says %.3f, right %d of %d (Wilson high %.3f): over-confident", name, seeds, i, said, b.Right, b.Count, high)
+			case over:
+				t.Logf("NOT MET: %s, seeds %v: bin %d says %.3f, right %d of %d (Wilson high %.3f): over-confident", name, seeds, i, said, b.Right, b.Count, high)
+			}
+		}
+		cb := tl.confident
+		for _, m := range tl.wrong {
+			t.Logf("%s wrong at P %.4f: %s in %v of %v (really %s)", name, m.Probability, m.Candidate, m.Sessions, m.Wallets, m.Owner)
+		}
+		if cb.Count == 0 {
+			rows.WriteString(" none |\n")
+			t.Errorf("%s: none given P >= 0.95", name)
+			continue
+		}
+		fmt.Fprintf(&rows, " %d of %d (%.3f), %.3f |\n", cb.Right, cb.Count, *cb.FractionRight, *cb.WilsonLow)
+		if *cb.WilsonHigh < simulate.TargetRight {
+			t.Errorf("%s given P >= 0.95, seeds %v: %d of %d right, measurably below 95%%", name, seeds, cb.Right, cb.Count)
+		}
+		if cb.Count >= 60 && *cb.WilsonLow < simulate.TargetWilsonLow {
+			t.Errorf("%s given P >= 0.95, seeds %v: %d of %d right, Wilson lower bound %.3f < %g", name, seeds, cb.Right, cb.Count, *cb.WilsonLow, simulate.TargetWilsonLow)
+		}
+	}
+	t.Logf("seeds %v, pooled:\n%s", seeds, rows.String())
+}
+
+// variedScore builds seed's chain on a btcd of its own, runs two
+// neutrino rescans a wallet through a capture relay (from its birth,
+// and from a height drawn in its life), and scores the attack on the
+// capture against the labels.
+func variedScore(ctx context.Context, t *testing.T, seed uint64, shape variedShape) *simulate.Score {
+	t.Helper()
+	began := time.Now()
+	node := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey(fmt.Sprintf("varied %d miner", seed))))
+	defer func() {
+		if err := node.Stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	node.Generate(t, 150+premine)
+	chain := variedChain(t, node, seed, shape)
+	tip := chain.Tip
+	rng := rand.New(rand.NewPCG(seed, 1))
+	byClient := map[string]sessionOf{}
+	raw, fetchSessions := throughRelay(ctx, t, node, func(addr string) {
+		for _, w := range chain.Wallets {
+			watch := walletAddrs(t, node.Params, w)
+			for _, from := range []int32{w.Birth, w.Birth + 1 + int32(rng.IntN(int(tip-w.Birth)))} {
+				local := rescan(ctx, t, addr, node.Params, watch, from, tip)
+				byClient[local] = sessionOf{w, from}
+			}
+		}
+	})
+	index, hashes := indexChain(t, node.RPC(), tip, nil)
+	labels := fetchLabels(node.Params.Name, tip, chain.Wallets)
+	for _, s := range fetchSessions {
+		so, ok := byClient[s.Client]
+		if !ok {
+			t.Fatalf("seed %d: session %s of client %s, which no wallet's neutrino used", seed, s.ID, s.Client)
+		}
+		labels.Fetch.Sessions = append(labels.Fetch.Sessions, sessionLabel(t, s, so, chain.Heights, hashes, tip))
+	}
+	if len(fetchSessions) != 2*len(chain.Wallets) {
+		t.Fatalf("seed %d: %d sessions captured, want %d", seed, len(fetchSessions), 2*len(chain.Wallets))
+	}
+	reps := analyze(t, fetchSessions, index, 0)
+	doc, score := evaluate(t, node.Params.Name, labels, reps)
+	if dir := os.Getenv("SPVFILTER_NEUTRINO_CAPTURE_DIR"); dir != "" {
+		writeFiles(t, fmt.Sprintf("%s/varied-%d", dir, seed), raw, index, labels, doc)
+	}
+	sizes := []int{}
+	for _, w := range chain.Wallets {
+		sizes = append(sizes, len(w.Scripts))
+	}
+	t.Logf("seed %d: %d blocks, wallets of %v scripts, %d sessions, in %v", seed, tip+1, sizes, len(fetchSessions), time.Since(began).Round(time.Second))
+	logScore(t, score)
+	return score
+}
