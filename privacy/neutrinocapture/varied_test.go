@@ -338,12 +338,11 @@ func poolBin(into *simulate.Bin, b simulate.Bin) {
 // the bins 0.606 and 0.367 (n=663), 0.902 and 0.547 (n=320). The wrong
 // ones at P >= 0.95 are another wallet's address or a payer's change (on
 // seeds 1 to 4, a group's leading member given the group's whole
-// probability). The default suite logs the
-// scripts' bins as targets not met; a run with seeds named fails on them
-// and on the scripts' lower bound. The default suite runs
-// variedDefaultSeed (about 18 s for both sources);
-// SPVFILTER_NEUTRINO_SEEDS=A-B (or A,B,...) runs those seeds, about 18 s
-// each:
+// probability). The default suite logs the scripts' bins as targets not
+// met; a run with seeds named fails on them and on the scripts' lower
+// bound. The default suite runs variedDefaultSeed (about 18 s for both
+// sources); SPVFILTER_NEUTRINO_SEEDS=A-B (or A,B,...) runs those seeds,
+// about 18 s each:
 //
 //	SPVFILTER_NEUTRINO_SEEDS=201-208 go test -run TestNeutrinoCaptureVaried -v
 func TestNeutrinoCaptureVaried(t *testing.T) {
