@@ -210,6 +210,18 @@ func evaluate(t *testing.T, network string, labels *simulate.Labels, reps []*att
 // connection (the capture names the session by it).
 func rescan(ctx context.Context, t *testing.T, addr string, params *chaincfg.Params, watch []btcutil.Address, from, to int32) string {
 	t.Helper()
+	return rescanFrom(ctx, t, nil, addr, params, watch, from, to)
+}
+
+// rescanFrom is rescan with its connection dialled from the loopback
+// address source (any when nil), so that a capture sees its client at
+// that address.
+func rescanFrom(ctx context.Context, t *testing.T, source net.IP, addr string, params *chaincfg.Params, watch []btcutil.Address, from, to int32) string {
+	t.Helper()
+	dialer := &net.Dialer{}
+	if source != nil {
+		dialer.LocalAddr = &net.TCPAddr{IP: source}
+	}
 	dir := t.TempDir()
 	db, err := walletdb.Create("bdb", filepath.Join(dir, "neutrino.db"), true, 10*time.Second)
 	if err != nil {
@@ -219,7 +231,7 @@ func rescan(ctx context.Context, t *testing.T, addr string, params *chaincfg.Par
 	local := make(chan string, 1)
 	cs, err := neutrino.NewChainService(neutrino.Config{DataDir: dir, Database: db, ChainParams: *params, ConnectPeers: []string{addr},
 		Dialer: func(a net.Addr) (net.Conn, error) {
-			c, err := (&net.Dialer{}).DialContext(ctx, a.Network(), a.String())
+			c, err := dialer.DialContext(ctx, a.Network(), a.String())
 			if err == nil {
 				select {
 				case local <- c.LocalAddr().String():

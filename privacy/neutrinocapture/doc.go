@@ -23,9 +23,11 @@
 // TestNeutrinoCaptureVaried does the same on chains of wallets of 5 to
 // 100 scripts that pay each other, reuse addresses and spend in later
 // blocks, 16 wallets a seed (the default suite one seed; more with
-// SPVFILTER_NEUTRINO_SEEDS=A-B), and pools the seeds' claims:
+// SPVFILTER_NEUTRINO_SEEDS=A-B), each wallet's client from a loopback
+// address of its own and, again, every client from one address, and
+// pools the seeds' claims per source:
 //
-//	SPVFILTER_NEUTRINO_SEEDS=101-108 go test -run TestNeutrinoCaptureVaried -v
+//	SPVFILTER_NEUTRINO_SEEDS=201-208 go test -run TestNeutrinoCaptureVaried -v
 //
 // TestLeakAgainstCapture measures what a client's downloads reveal: one
 // labelled wallet (peertest.WalletChain) scanned from its birth by the
