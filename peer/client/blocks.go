@@ -75,9 +75,9 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 // and dialled again (after its backoff, see pool.Pool.Redial), as are
 // the connections of the plan's other peers that the failure's
 // cancelling of their requests ended (one its node ended itself, only if
-// its next dial is due soon: see pool.Pool.RedialDue). A peer that cannot be dialled
-// again fails the download as ever, and is dropped, not banned; a lie
-// is judged as ever.
+// its next dial is due soon: see pool.Pool.RedialDue). A peer that
+// cannot be dialled again fails the download as ever, and is dropped,
+// not banned; a lie is judged as ever.
 func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
 	m := damagedMember(err)
 	if m == nil || ctx.Err() != nil {
