@@ -74,9 +74,10 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 // that peer's connection, which the damage ends, is waited for to end
 // and dialled again (after its backoff, see pool.Pool.Redial), as are
 // the connections of the plan's other peers that the failure's
-// cancelling of their requests ended. A peer that cannot be dialled
-// again fails the download as ever, and is dropped, not banned; a lie
-// is judged as ever.
+// cancelling of their requests ended (one its node ended itself, only if
+// its next dial is due soon: see pool.Pool.RedialDue). A peer that
+// cannot be dialled again fails the download as ever, and is dropped,
+// not banned; a lie is judged as ever.
 func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
 	m := damagedMember(err)
 	if m == nil || ctx.Err() != nil {
@@ -96,7 +97,7 @@ func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
 			continue
 		}
 		c.awaitConnEnd(ctx, o)
-		if rerr := c.pool.Redial(ctx, o); rerr != nil {
+		if rerr := c.pool.RedialDue(ctx, o); rerr != nil {
 			c.logf("%s: dialling again after another peer's damaged block: %v", o.Addr(), rerr)
 		}
 	}

@@ -265,7 +265,10 @@ func (f *filterFeed) batches(first, last, peers int) []filterBatch {
 // itself, with redial: such a peer is dialled again, since the
 // verification asks every peer, all at once and as slow ones are in a
 // verification (see pool.Each: one that stalls its handshake is left
-// out, with a warning).
+// out, with a warning). A peer whose connection its node ended itself is
+// dialled again only if that is due soon (see pool.Pool.RedialDue): one
+// that answers and hangs up each time would hold the verification for
+// its budget.
 func (f *filterFeed) stop(redial bool) {
 	if f.cancel == nil {
 		return
@@ -282,7 +285,7 @@ func (f *filterFeed) stop(redial bool) {
 	if !slices.ContainsFunc(ms, f.c.needsRedial) {
 		return
 	}
-	err := f.c.pool.Each(f.redial, f.budget, ms, func(ctx context.Context, m *pool.Member) error { return f.c.pool.Redial(ctx, m) })
+	err := f.c.pool.Each(f.redial, f.budget, ms, func(ctx context.Context, m *pool.Member) error { return f.c.pool.RedialDue(ctx, m) })
 	if err != nil {
 		f.c.logf("dialling again after a filter request the scan abandoned: %v", err)
 	}
@@ -580,7 +583,9 @@ func (f *filterFeed) cut(b filterBatch, n int) (done, rest filterBatch) {
 // resume takes in what batch b, which m served, gave before m's unchecked
 // filters passed fatSegmentBytes (hits, fed and datas, see put), has the
 // rest of it asked again, first, and dials m again (the batch's end
-// dropped its connection). It reports whether m is live for more.
+// dropped its connection; a connection the node ended itself is dialled
+// again only if that is due soon, see pool.Pool.RedialDue: the rest goes
+// to another peer). It reports whether m is live for more.
 func (d *filterDownload) resume(ctx context.Context, b filterBatch, m *pool.Member, hits []int32, fed *fedFilters, datas [][]byte) bool {
 	done, rest := d.feed.cut(b, len(fed.hashes))
 	if done.stop >= done.start {
@@ -589,7 +594,7 @@ func (d *filterDownload) resume(ctx context.Context, b filterBatch, m *pool.Memb
 	d.mu.Lock()
 	d.pending = slices.Insert(d.pending, 0, rest)
 	d.mu.Unlock()
-	if err := d.c.pool.Redial(ctx, m); err != nil {
+	if err := d.c.pool.RedialDue(ctx, m); err != nil {
 		d.c.logf("%s: dialling again after a fed batch ended for its segment's filter hashes: %v", m.Addr(), err)
 		return false
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -179,5 +180,55 @@ func honestUnharmed(t *testing.T, c *Client) {
 		if m.Addr() == fx.node.P2PAddr && (!st.Live || st.Banned || st.Reason != "") {
 			t.Errorf("the honest peer was charged for the other's hang-ups: %+v", st)
 		}
+	}
+}
+
+// TestHangUpDelaysNoAnnounce: a peer that answers each block request and
+// then hangs up, beside an honest one; between the blocks asked, the
+// wallet announces a transaction again. Announce dialled every peer whose
+// connection had ended again first (Pool.Redial), waiting, one peer after
+// another, for the backoff the hang-ups set, which doubles as the peer's
+// connections never last: an announcement, which waits for no answer,
+// took that long. It now leaves such a peer out unless its next dial is
+// due within a first failure's backoff.
+func TestHangUpDelaysNoAnnounce(t *testing.T) {
+	needFixture(t)
+	for _, tt := range []struct {
+		name    string
+		timeout time.Duration // the client's
+		do      func(ctx context.Context, c *Client)
+	}{
+		{"announce", 10 * time.Second, func(ctx context.Context, c *Client) { c.Announce(ctx, orphanTx()) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			liar, served := answerThenHangUp(t, fx.node.P2PAddr, "block")
+			c := connect(t, tt.timeout, fx.node.P2PAddr, liar)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			var took []time.Duration
+			for i := 1; i <= 8 && i <= int(fx.tip); i++ {
+				// The liar answers one block and hangs up (when picked).
+				if _, err := c.GetBlock(ctx, c.chain.Hash(int32(i))); err != nil {
+					t.Fatalf("GetBlock of height %d: %v", i, err)
+				}
+				time.Sleep(2 * hangUpAfter)
+				start := time.Now()
+				tt.do(ctx, c)
+				took = append(took, time.Since(start).Round(time.Millisecond))
+				if slices.Max(took)-slices.Min(took) > 10*time.Second {
+					break // the hole is shown; the next waits would double
+				}
+			}
+			honestUnharmed(t, c)
+			t.Logf("%d %ss, each took %v; the peer that hangs up served %d blocks", len(took), tt.name, took, served.Load())
+			if served.Load() == 0 {
+				// Once it hung up, whether it is asked again rests on
+				// GetBlock's pick and on its backoff: once is the attack.
+				t.Fatal("the peer that hangs up was never asked: the attack did not run")
+			}
+			if spread := slices.Max(took) - slices.Min(took); spread > 900*time.Millisecond {
+				t.Errorf("the slowest %s took %v more than the fastest, the honest peer live: it waited for the backoff of a peer that hangs up", tt.name, spread)
+			}
+		})
 	}
 }

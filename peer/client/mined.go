@@ -91,10 +91,11 @@ func (c *Client) SendUntilMined(ctx context.Context, tx *wire.MsgTx, interval ti
 // Announce offers tx to every live peer again (inv), without waiting for
 // answers: a peer that asks is served by its connection. A wallet calls it
 // for its unmined transactions (at each new block, say); SendTransaction
-// is for the first time.
+// is for the first time. A peer whose node ended its connection itself
+// is left out unless its next dial is due soon (see pool.Pool.RedialDue).
 func (c *Client) Announce(ctx context.Context, tx *wire.MsgTx) {
 	for _, m := range c.pool.Serving(0) {
-		if err := c.pool.Redial(ctx, m); err != nil {
+		if err := c.pool.RedialDue(ctx, m); err != nil {
 			c.logf("redialing %s: %v", m.Addr(), err)
 			continue
 		}

@@ -141,9 +141,11 @@ func (s *scanRun) failed(ctx context.Context, req ScanRequest, err error) (again
 	}
 	// A reorganization explains stalls, notfound and changed filter
 	// headers from an honest node: check before blaming, on a new
-	// connection if the failed request dropped the old one.
+	// connection if the failed request dropped the old one, unless the
+	// node's own ends put its next dial far off (see pool.Pool.RedialDue):
+	// the check then goes on without it rather than wait for it.
 	if !isLie(f.Err) {
-		if err := s.c.pool.Redial(ctx, f.Member); err != nil {
+		if err := s.c.pool.RedialDue(ctx, f.Member); err != nil {
 			s.c.logf("redialing %s: %v", f.Member.Addr(), err)
 		}
 	}

@@ -172,8 +172,11 @@ const MinedSearchDepth = 144
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
 	ms := c.pool.Serving(0)
 	for _, m := range ms {
-		// A connection dropped by an abandoned request is replaced.
-		if err := c.pool.Redial(ctx, m); err != nil {
+		// A connection dropped by an abandoned request is replaced; one
+		// its node ended itself, only if its next dial is due soon (see
+		// pool.Pool.RedialDue): a node that hangs up after each answer
+		// does not hold the send for its backoff.
+		if err := c.pool.RedialDue(ctx, m); err != nil {
 			c.pool.Drop(m, err)
 		}
 	}
