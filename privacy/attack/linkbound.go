@@ -45,7 +45,8 @@ const boundTop = 0.99
 // each other several addresses, and warns of those it lowered. The
 // counts do not tell those apart (see the package documentation), so
 // such a pair is given what its class was right on calibration captures,
-// not the model's probability.
+// not the model's probability. In such a capture it then lowers every
+// pair given more than boundTop (top).
 func (lk *linker) bound(pairs []SessionLink, q *linkParams) {
 	if paymentsWarning(q) == "" {
 		return

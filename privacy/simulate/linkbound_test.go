@@ -91,13 +91,14 @@ func TestPaymentsBoundCalibrated(t *testing.T) {
 // and the model's probability.
 var boundNamed = regexp.MustCompile(`session (\S+) and session (\S+) \(([0-9.e+-]+)\)`)
 
-// boundedPairs returns the pairs of a link report the bound lowered (those
-// its warning names), with the model's probability it printed for each.
-func boundedPairs(t *testing.T, links *attack.LinkReport) map[[2]string]float64 {
+// namedPairs returns the pairs of a link report a warning saying phrase
+// names (those the bound, or the cap, lowered), with the model's
+// probability it printed for each.
+func namedPairs(t *testing.T, links *attack.LinkReport, phrase string) map[[2]string]float64 {
 	t.Helper()
 	out := map[[2]string]float64{}
 	for _, w := range links.Linkage.Warnings {
-		if !strings.Contains(w, boundWarning) {
+		if !strings.Contains(w, phrase) {
 			continue
 		}
 		for _, m := range boundNamed.FindAllStringSubmatch(w, -1) {
@@ -134,7 +135,7 @@ func boundSweep(t *testing.T, seeds []uint64) *boundTally {
 	for _, seed := range seeds {
 		sc := linkScenario(t, simulate.RegimePayments, seed)
 		rep, _ := analyzeLinks(t, sc)
-		named := boundedPairs(t, rep.Links)
+		named := namedPairs(t, rep.Links, boundWarning)
 		for p, right := range labelledPairs(sc.Labels, rep.Links) {
 			bt.links.add(p.Probability, p.Linked, right)
 			model, ok := named[[2]string{min(p.A, p.B), max(p.A, p.B)}]
@@ -217,19 +218,7 @@ func TestPaymentsPairsTopped(t *testing.T) {
 		t.Run(strconv.FormatUint(tc.seed, 10), func(t *testing.T) {
 			sc := linkScenario(t, simulate.RegimePayments, tc.seed)
 			rep, _ := analyzeLinks(t, sc)
-			named := map[[2]string]float64{}
-			for _, w := range rep.Links.Linkage.Warnings {
-				if !strings.Contains(w, topWarning) {
-					continue
-				}
-				for _, m := range boundNamed.FindAllStringSubmatch(w, -1) {
-					p, err := strconv.ParseFloat(m[3], 64)
-					if err != nil {
-						t.Fatalf("warning names %q: %v", m[0], err)
-					}
-					named[[2]string{min(m[1], m[2]), max(m[1], m[2])}] = p
-				}
-			}
+			named := namedPairs(t, rep.Links, topWarning)
 			var wrongNamed int
 			for p, right := range labelledPairs(sc.Labels, rep.Links) {
 				if p.Probability > simulate.SureLinkP {
