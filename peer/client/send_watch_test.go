@@ -505,7 +505,7 @@ func blind(m wire.Message) ([]wire.Message, bool) {
 // succeeded).
 func TestSendWatchLieUncounts(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 110)
+	node.Generate(t, orderTriesBlocks)
 	other := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("bob").P2WPKHScript()))
 	const timeout = 2 * time.Second
 	liar := peertest.NewWatchProxy(t, node.P2PAddr, node.Params.Net, peertest.WatchServes, other)
@@ -551,6 +551,14 @@ func sendGivenFirst(t *testing.T, node *peertest.Node, first string, connect fun
 // was 1 in 256: a failure every few hundred runs of each test that
 // uses it).
 const maxOrderTries = 20
+
+// orderTriesBlocks is how many blocks a node mines so that a test can
+// spend one coinbase of its own and give sendGivenFirst one for each of
+// its maxOrderTries sends (a coinbase matures after 100 blocks). With
+// 110, ten sends were all there were: under load, when the order gave
+// the liar the first turn in none of ten, the test ran out of coins
+// ("no mature unspent coinbase") instead of trying again.
+const orderTriesBlocks = 100 + maxOrderTries + 1
 
 // TestSendMinedWatchFloods: a send that ends with the transaction found
 // in the chain still looks at the peers' watches: one whose watch
@@ -609,7 +617,7 @@ func TestWatchOpenWait(t *testing.T) {
 // awaited.
 func TestSendWaitsForHeardCheck(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
-	node.Generate(t, 110)
+	node.Generate(t, orderTriesBlocks)
 	other := node.BuildCoinbaseSpend(t, wire.NewTxOut(1_000_000, peertest.NewKey("bob").P2WPKHScript()))
 	const timeout = 3 * time.Second
 	liar := peertest.NewWatchProxy(t, node.P2PAddr, node.Params.Net, peertest.WatchServesLate, other)
