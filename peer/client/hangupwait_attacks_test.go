@@ -12,65 +12,49 @@ import (
 	"time"
 )
 
+// hangUpAfter is how long after its answer answerThenHangUp hangs up.
+const hangUpAfter = 50 * time.Millisecond
+
 // answerThenHangUp is a loopback proxy in front of the node at target
 // that forwards everything but closes each connection right after the
 // node's first message of the command cmd went through (once the client
 // took it): a peer that answers every request of that kind and
 // then hangs up, hangUpAfter later. It returns its address and how many
 // such answers it served.
-// hangUpAfter is how long after its block answerThenHangUp hangs up.
-const hangUpAfter = 50 * time.Millisecond
-
 func answerThenHangUp(t *testing.T, target, cmd string) (string, *atomic.Int32) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := &gateConns{}
-	t.Cleanup(func() {
-		ln.Close()
-		g.closeAll()
-	})
 	var n atomic.Int32
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			g.add(c)
-			u, err := net.Dial("tcp", target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			g.add(u)
-			go io.Copy(u, c)
-			go func() {
-				defer c.Close()
-				defer u.Close()
-				hdr := make([]byte, 24)
-				for {
-					if _, err := io.ReadFull(u, hdr); err != nil {
-						return
-					}
-					body := make([]byte, binary.LittleEndian.Uint32(hdr[16:20]))
-					if _, err := io.ReadFull(u, body); err != nil {
-						return
-					}
-					if _, err := c.Write(append(hdr, body...)); err != nil {
-						return
-					}
-					if strings.TrimRight(string(hdr[4:16]), "\x00") == cmd {
-						n.Add(1)
-						time.AfterFunc(hangUpAfter, func() { c.Close() })
-					}
-				}
-			}()
+	addr, _ := listenLoopback(t, func(g *gateConns, c net.Conn) {
+		u, err := net.Dial("tcp", target)
+		if err != nil {
+			c.Close()
+			return
 		}
-	}()
-	return ln.Addr().String(), &n
+		g.add(u)
+		go io.Copy(u, c)
+		go func() {
+			defer c.Close()
+			defer u.Close()
+			hdr := make([]byte, 24)
+			for {
+				if _, err := io.ReadFull(u, hdr); err != nil {
+					return
+				}
+				body := make([]byte, binary.LittleEndian.Uint32(hdr[16:20]))
+				if _, err := io.ReadFull(u, body); err != nil {
+					return
+				}
+				if _, err := c.Write(append(hdr, body...)); err != nil {
+					return
+				}
+				if strings.TrimRight(string(hdr[4:16]), "\x00") == cmd {
+					n.Add(1)
+					time.AfterFunc(hangUpAfter, func() { c.Close() })
+				}
+			}
+		}()
+	})
+	return addr, &n
 }
 
 // TestHangUpDelaysNoRequest: a peer that answers each request and then

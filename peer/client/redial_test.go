@@ -19,6 +19,20 @@ import (
 // stalls the handshake. It returns its address, the connections it
 // took, and its connections (closeAll ends those open).
 func redialGate(t *testing.T, target string, delay time.Duration) (string, *atomic.Int32, *gateConns) {
+	var n atomic.Int32
+	addr, g := listenLoopback(t, func(g *gateConns, c net.Conn) {
+		k := n.Add(1)
+		go g.forward(c, target, k > 1, delay)
+	})
+	return addr, &n, g
+}
+
+// listenLoopback accepts connections on a free loopback port until its
+// test ends, holds each in g (closed when the test ends) and hands it to
+// serve, in turn: serve starts what must run beside the next accept. It
+// returns the address and g.
+func listenLoopback(t *testing.T, serve func(g *gateConns, c net.Conn)) (string, *gateConns) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -28,7 +42,6 @@ func redialGate(t *testing.T, target string, delay time.Duration) (string, *atom
 		ln.Close()
 		g.closeAll()
 	})
-	var n atomic.Int32
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -36,11 +49,10 @@ func redialGate(t *testing.T, target string, delay time.Duration) (string, *atom
 				return
 			}
 			g.add(c)
-			k := n.Add(1)
-			go g.forward(c, target, k > 1, delay)
+			serve(g, c)
 		}
 	}()
-	return ln.Addr().String(), &n, g
+	return ln.Addr().String(), g
 }
 
 // gateConns holds a gate's connections, closed when its test ends.
