@@ -65,7 +65,12 @@ func TestRequestWaitEndsWithContext(t *testing.T) {
 				return err
 			}},
 		{name: "filterload", ask: func(ctx context.Context, p *Peer) error { return p.LoadFilter(ctx, filter) }},
-		{name: "filterclear", ask: func(ctx context.Context, p *Peer) error { return p.ClearFilter(ctx) }},
+		// btcd hangs up on a filterclear with no filter loaded (a
+		// breach): without one loaded, the clear asked again at the end
+		// was answered by the node closing the connection, and when the
+		// close came before the write returned the test failed.
+		{name: "filterclear", setup: func(p *Peer) error { return p.LoadFilter(context.Background(), filter) },
+			ask: func(ctx context.Context, p *Peer) error { return p.ClearFilter(ctx) }},
 		{name: "getaddr", ask: func(ctx context.Context, p *Peer) error {
 			_, err := p.GetAddr(ctx)
 			return err
