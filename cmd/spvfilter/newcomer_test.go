@@ -606,7 +606,7 @@ func TestOutputNotWritten(t *testing.T) {
 	} {
 		var stderr bytes.Buffer
 		status := run(args, strings.NewReader(""), fullWriter{}, &stderr)
-		want := "standard output: no space left on device"
+		want := "standard output: no space left on the device"
 		if status != exitFailure || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "/dev/stdout") {
 			t.Errorf("%q: status %d, stderr %q: want 1 and %q", args, status, stderr.String(), want)
 		}
@@ -634,7 +634,7 @@ func TestNamedOnce(t *testing.T) {
 		return // no full device to write to on this system
 	}
 	_, stderr, status := runCLI(t, "", "privacy", "model", "--plot", full)
-	if want := "spvfilter: --plot " + full + ": no space left on device\n"; status != exitFailure || stderr != want {
+	if want := "spvfilter: --plot " + full + ": no space left on the device\n"; status != exitFailure || stderr != want {
 		t.Errorf("a plot on a full disk: status %d, stderr %q, want %q", status, stderr, want)
 	}
 }

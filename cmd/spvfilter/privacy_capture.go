@@ -150,7 +150,7 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		var oe *capture.OutError
 		if errors.As(err, &oe) {
 			return &restated{fmt.Sprintf("--out %s: a record could not be written: %s: the capture stopped there, %s written before",
-				f.out, recordWriteProblem(oe.Err), plural(oe.Written, "record")), err}
+				f.out, unnamedFileProblem(oe.Err), plural(oe.Written, "record")), err}
 		}
 		return err
 	}
@@ -213,21 +213,6 @@ func (f *captureFlags) serve(ctx context.Context, a *app, r *capture.Relay, netw
 	}
 	a.printListening(r.Addr().String(), f.upstream, network, f.out)
 	return r.Serve(ctx)
-}
-
-// recordWriteProblem says why a record could not be written.
-func recordWriteProblem(err error) string {
-	switch {
-	case errors.Is(err, syscall.EPIPE):
-		return "the reader of the pipe has gone"
-	case errors.Is(err, syscall.ENOSPC):
-		return "no space left on the device"
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fileProblem(pe.Err)
-	}
-	return words(err)
 }
 
 // captureOut is where the relay appends its records: --out opened for

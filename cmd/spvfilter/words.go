@@ -52,7 +52,7 @@ func failureWords(what string, err error) error {
 }
 
 // named is msg said of what ("--plot FILE"), the file not named twice
-// when msg begins with it ("FILE: no space left on device").
+// when msg begins with it ("FILE: no space left on the device").
 func named(what, msg string) string {
 	if i := strings.LastIndexByte(what, ' '); i >= 0 {
 		msg = strings.TrimPrefix(msg, what[i+1:]+": ")
@@ -205,9 +205,15 @@ func jsonKind(t reflect.Type) string {
 	return "a number"
 }
 
-// fileProblem says why a file could not be opened or created.
+// fileProblem says why a file could not be opened, created or written:
+// every command says a missing file, a full disk or a pipe whose reader
+// has gone in these words.
 func fileProblem(err error) string {
 	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "no space left on the device"
+	case errors.Is(err, syscall.EPIPE):
+		return "the reader of the pipe has gone"
 	case errors.Is(err, fs.ErrNotExist):
 		return "no such file or directory"
 	case errors.Is(err, fs.ErrPermission):
@@ -218,6 +224,17 @@ func fileProblem(err error) string {
 		return "a directory, not a file"
 	}
 	return err.Error()
+}
+
+// unnamedFileProblem is fileProblem for err, of a file, said without the
+// file's name (Go's "write /dev/stdout: "), which the message says its
+// own way (standard output, --out FILE).
+func unnamedFileProblem(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fileProblem(pe.Err)
+	}
+	return fileProblem(err)
 }
 
 // fieldFlags names, for one command, the flag that sets each input field
