@@ -1000,3 +1000,25 @@ func TestNewcomerJSONPlainText(t *testing.T) {
 		}
 	}
 }
+
+// TestMistypedCommandBeforeFlag: a command name mistyped before its flags
+// is named as an unknown command, with the command meant; before, the
+// first flag was said to be no such flag ("--network: no such flag; see
+// spvfilter --help"), the flag of the command meant. A flag a command
+// lacks is still said so.
+func TestMistypedCommandBeforeFlag(t *testing.T) {
+	runRows(t, []contractRow{
+		{name: "a command", args: []string{"scna", "--network", "regtest"}, status: exitBadInput,
+			stderr: []string{`spvfilter: unknown command "scna" for "spvfilter" (did you mean scan or send?); see spvfilter --help`}, notInErr: []string{"no such flag"}},
+		{name: "a subcommand", args: []string{"privacy", "anlyze", "--capture", "x"}, status: exitBadInput,
+			stderr: []string{`unknown command "anlyze" for "spvfilter privacy" (did you mean analyze?); see spvfilter privacy --help`}, notInErr: []string{"no such flag"}},
+		{name: "a word of no command", args: []string{"bloom", "xyzzy", "--elements", "3"}, status: exitBadInput,
+			stderr: []string{`unknown command "xyzzy" for "spvfilter bloom"; see spvfilter bloom --help`}, notInErr: []string{"no such flag"}},
+		{name: "with --json first", args: []string{"--json", "scna", "--network", "regtest"}, status: exitBadInput,
+			stderr: []string{`"error":"unknown command \"scna\" for \"spvfilter\" (did you mean scan or send?)`}},
+		{name: "a flag of no command", args: []string{"privacy", "--nosuch"}, status: exitBadInput,
+			stderr: []string{"spvfilter: --nosuch: no such flag; see spvfilter privacy --help"}},
+		{name: "a flag the command lacks", args: []string{"scan", "--nosuch"}, status: exitBadInput,
+			stderr: []string{"spvfilter: --nosuch: no such flag; see spvfilter scan --help"}},
+	})
+}
