@@ -96,7 +96,7 @@ func TestWriteFailuresSaidAlike(t *testing.T) {
 			if i := slices.Index(args, "FIFO"); i >= 0 {
 				args[i] = makeFifo(t)
 				want = "--" + strings.TrimPrefix(args[i-1], "--") + " " + args[i] + ": " + tc.wantFIFO
-				go leaveOnceOpened(t, args[i], gate)
+				leaveOnceOpened(t, args[i], gate)
 			} else {
 				close(gate)
 			}
@@ -125,54 +125,44 @@ func TestWriteFailuresSaidAlike(t *testing.T) {
 	}
 }
 
-// leaveOnceOpened opens the named pipe fifo for reading, waits until a
-// writer has opened it, closes it and then opens gate.
+// leaveOnceOpened opens the named pipe fifo for reading, then, in a
+// goroutine, waits until a writer has opened it, closes it and opens
+// gate (after 20s without a writer, it opens gate all the same).
 func leaveOnceOpened(t *testing.T, fifo string, gate chan struct{}) {
-	defer close(gate)
+	t.Helper()
+	// Opened before the command runs, which refuses a pipe no process
+	// reads.
 	fd, err := syscall.Open(fifo, syscall.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		t.Error(err)
-		return
+		t.Fatal(err)
 	}
-	defer syscall.Close(fd)
-	// With no writer a read finds the end (0); with a writer and
-	// nothing written yet, it would wait (EAGAIN).
-	buf := make([]byte, 1)
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if _, err := syscall.Read(fd, buf); errors.Is(err, syscall.EAGAIN) {
-			return
+	go func() {
+		defer close(gate)
+		defer syscall.Close(fd)
+		// With no writer a read finds the end (0); with a writer and
+		// nothing written yet, it would wait (EAGAIN).
+		buf := make([]byte, 1)
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+			if _, err := syscall.Read(fd, buf); errors.Is(err, syscall.EAGAIN) {
+				return
+			}
 		}
-	}
-	t.Error("no writer opened the pipe in 20s")
+	}()
 }
 
 // gatedForward listens on loopback and relays each connection to target
 // once gate is closed; it returns the address it listens on.
 func gatedForward(t *testing.T, target string, gate <-chan struct{}) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				<-gate
-				up, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				go func() { io.Copy(up, c); up.Close() }()
-				io.Copy(c, up)
-			}()
+	return listenLoopback(t, func(c net.Conn) {
+		defer c.Close()
+		<-gate
+		up, err := net.Dial("tcp", target)
+		if err != nil {
+			return
 		}
-	}()
-	return ln.Addr().String()
+		defer up.Close()
+		go func() { io.Copy(up, c); up.Close() }()
+		io.Copy(c, up)
+	})
 }
