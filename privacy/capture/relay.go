@@ -189,10 +189,7 @@ func (r *Relay) Serve(ctx context.Context) error {
 		if err != nil {
 			if r.closed.Load() {
 				r.wg.Wait()
-				if err := r.outFailure(); err != nil {
-					return err
-				}
-				return nil
+				return r.outFailure()
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
