@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -189,6 +190,15 @@ func TestOutputIntoStreamsAndDevices(t *testing.T) {
 // output is a pipe, and returns what it printed and its exit status.
 func runProcess(t *testing.T, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
+	var out bytes.Buffer
+	stderr, status = runProcessTo(t, &out, args...)
+	return out.String(), stderr, status
+}
+
+// runProcessTo is runProcess with the process's standard output going to
+// stdout (a file, or a pipe to a writer).
+func runProcessTo(t *testing.T, stdout io.Writer, args ...string) (stderr string, status int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
@@ -196,12 +206,12 @@ func runProcess(t *testing.T, args ...string) (stdout, stderr string, status int
 	if bin := os.Getenv("SPVFILTER_TEST_BINARY"); bin != "" {
 		cmd = exec.CommandContext(ctx, bin, args...)
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	var errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &errb
 	err := cmd.Run()
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
 		t.Fatalf("running %q: %v", args, err)
 	}
-	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+	return errb.String(), cmd.ProcessState.ExitCode()
 }

@@ -106,8 +106,9 @@ func refuseRepeats(c *cobra.Command, f *pflag.Flag) {
 // flagError is a command-line error of pflag in the tool's own words,
 // for the command c: a flag that does not exist (with the flag meant, when
 // the name is close to one), a flag without its value, a value that does
-// not parse (what the flag wants, not which Go function failed). Every
-// such error is bad input.
+// not parse (what the flag wants, not which Go function failed); for a
+// command of subcommands, the unknown command given before the flag.
+// Every such error is bad input.
 func flagError(c *cobra.Command, err error) error {
 	var (
 		notExist *pflag.NotExistError
@@ -115,6 +116,12 @@ func flagError(c *cobra.Command, err error) error {
 		syntax   *pflag.InvalidSyntaxError
 		iv       *pflag.InvalidValueError
 	)
+	if args := c.Flags().Args(); len(args) > 0 && c.HasSubCommands() {
+		// A word a command of subcommands does not know, then a flag
+		// ("scna --network regtest"): the word is the mistake, not the
+		// flag, which is the named command's.
+		return unknownCommand(c, args[0])
+	}
 	switch {
 	case errors.As(err, &notExist):
 		name := "--" + notExist.GetSpecifiedName()

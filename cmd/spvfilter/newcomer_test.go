@@ -606,7 +606,7 @@ func TestOutputNotWritten(t *testing.T) {
 	} {
 		var stderr bytes.Buffer
 		status := run(args, strings.NewReader(""), fullWriter{}, &stderr)
-		want := "standard output: no space left on device"
+		want := "standard output: no space left on the device"
 		if status != exitFailure || strings.Count(stderr.String(), "\n") != 1 || !strings.Contains(stderr.String(), want) || strings.Contains(stderr.String(), "/dev/stdout") {
 			t.Errorf("%q: status %d, stderr %q: want 1 and %q", args, status, stderr.String(), want)
 		}
@@ -634,7 +634,7 @@ func TestNamedOnce(t *testing.T) {
 		return // no full device to write to on this system
 	}
 	_, stderr, status := runCLI(t, "", "privacy", "model", "--plot", full)
-	if want := "spvfilter: --plot " + full + ": no space left on device\n"; status != exitFailure || stderr != want {
+	if want := "spvfilter: --plot " + full + ": no space left on the device\n"; status != exitFailure || stderr != want {
 		t.Errorf("a plot on a full disk: status %d, stderr %q, want %q", status, stderr, want)
 	}
 }
@@ -999,4 +999,26 @@ func TestNewcomerJSONPlainText(t *testing.T) {
 			t.Errorf("%q: standard output %.200q and error %.200q, want %q and %q in them", tt.args, stdout, stderr, tt.stdout, tt.stderr)
 		}
 	}
+}
+
+// TestMistypedCommandBeforeFlag: a command name mistyped before its flags
+// is named as an unknown command, with the command meant; before, the
+// first flag was said to be no such flag ("--network: no such flag; see
+// spvfilter --help"), the flag of the command meant. A flag a command
+// lacks is still said so.
+func TestMistypedCommandBeforeFlag(t *testing.T) {
+	runRows(t, []contractRow{
+		{name: "a command", args: []string{"scna", "--network", "regtest"}, status: exitBadInput,
+			stderr: []string{`spvfilter: unknown command "scna" for "spvfilter" (did you mean scan or send?); see spvfilter --help`}, notInErr: []string{"no such flag"}},
+		{name: "a subcommand", args: []string{"privacy", "anlyze", "--capture", "x"}, status: exitBadInput,
+			stderr: []string{`unknown command "anlyze" for "spvfilter privacy" (did you mean analyze?); see spvfilter privacy --help`}, notInErr: []string{"no such flag"}},
+		{name: "a word of no command", args: []string{"bloom", "xyzzy", "--elements", "3"}, status: exitBadInput,
+			stderr: []string{`unknown command "xyzzy" for "spvfilter bloom"; see spvfilter bloom --help`}, notInErr: []string{"no such flag"}},
+		{name: "with --json first", args: []string{"--json", "scna", "--network", "regtest"}, status: exitBadInput,
+			stderr: []string{`"error":"unknown command \"scna\" for \"spvfilter\" (did you mean scan or send?)`}},
+		{name: "a flag of no command", args: []string{"privacy", "--nosuch"}, status: exitBadInput,
+			stderr: []string{"spvfilter: --nosuch: no such flag; see spvfilter privacy --help"}},
+		{name: "a flag the command lacks", args: []string{"scan", "--nosuch"}, status: exitBadInput,
+			stderr: []string{"spvfilter: --nosuch: no such flag; see spvfilter scan --help"}},
+	})
 }

@@ -173,15 +173,29 @@ func checkDir(flag, dir string) error {
 	st, err := os.Stat(dir)
 	switch {
 	case err == nil && !st.IsDir():
-		return badInput("%s %s: a file, not a directory", flag, dir)
+		return badInput("%s %s: %s, not a directory", flag, dir, notDirectoryKind(st))
 	case errors.Is(err, syscall.ENOTDIR):
 		for below, above := dir, filepath.Dir(dir); above != below; below, above = above, filepath.Dir(above) {
 			if st, err := os.Stat(above); err == nil && !st.IsDir() {
-				return badInput("%s %s: %s is a file, not a directory", flag, dir, above)
+				return badInput("%s %s: %s is %s, not a directory", flag, dir, above, notDirectoryKind(st))
 			}
 		}
 	}
 	return nil
+}
+
+// notDirectoryKind says what st, which is no directory, describes: a
+// device (/dev/null), a named pipe, a socket or a file.
+func notDirectoryKind(st fs.FileInfo) string {
+	switch m := st.Mode(); {
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a file"
 }
 
 // makeDir creates the directory dir a flag names, if needed; a file in its

@@ -10,7 +10,6 @@ import (
 	"net"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -133,13 +132,8 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 		return err
 	}
 	defer out.close()
-	// A record --out does not take (a full disk, a pipe whose reader has
-	// gone) ends the capture: relaying on would record nothing more.
-	ctx, stop := context.WithCancel(ctx)
-	defer stop()
-	records := &stopOnWriteError{w: out.w, stop: stop}
 	r, err := capture.NewRelay(capture.RelayConfig{
-		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: records, Log: a.logWriter(), MaxClients: f.maxClients,
+		Listen: f.listen, Upstream: f.upstream, Net: params.Net, Out: out.w, Log: a.logWriter(), MaxClients: f.maxClients,
 		HandshakeTimeout: f.handshake, IdleTimeout: f.idle,
 	})
 	if err != nil {
@@ -151,13 +145,16 @@ func runCapture(ctx context.Context, a *app, f *captureFlags) error {
 	}
 	listening, start := r.Addr().String(), time.Now()
 	if err := f.serve(ctx, a, r, params.Name); err != nil {
+		// A record --out does not take (a full disk, a pipe whose
+		// reader has gone) ends the relay.
+		var oe *capture.OutError
+		if errors.As(err, &oe) {
+			return &restated{fmt.Sprintf("--out %s: a record could not be written: %s: the capture stopped there, %s written before",
+				f.out, unnamedFileProblem(oe.Err), plural(oe.Written, "record")), err}
+		}
 		return err
 	}
 	st := r.Stats()
-	if err := records.failure(); err != nil {
-		return &restated{fmt.Sprintf("--out %s: a record could not be written: %s: the capture stopped there, %s written before",
-			f.out, recordWriteProblem(err), plural(st.Records, "record")), err}
-	}
 	return a.printCaptureStats(f.out == "-", st, captureWarnings(st, listening, params.Name, time.Since(start)))
 }
 
@@ -216,51 +213,6 @@ func (f *captureFlags) serve(ctx context.Context, a *app, r *capture.Relay, netw
 	}
 	a.printListening(r.Addr().String(), f.upstream, network, f.out)
 	return r.Serve(ctx)
-}
-
-// stopOnWriteError passes the relay's records to w; the first write that
-// fails is kept and stops the capture.
-type stopOnWriteError struct {
-	w    io.Writer
-	stop context.CancelFunc
-	mu   sync.Mutex
-	err  error
-}
-
-// Write writes b to w, keeping the first error and stopping the capture.
-func (s *stopOnWriteError) Write(b []byte) (int, error) {
-	n, err := s.w.Write(b)
-	if err != nil {
-		s.mu.Lock()
-		if s.err == nil {
-			s.err = err
-		}
-		s.mu.Unlock()
-		s.stop()
-	}
-	return n, err
-}
-
-// failure is the first write error, or nil.
-func (s *stopOnWriteError) failure() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.err
-}
-
-// recordWriteProblem says why a record could not be written.
-func recordWriteProblem(err error) string {
-	switch {
-	case errors.Is(err, syscall.EPIPE):
-		return "the reader of the pipe has gone"
-	case errors.Is(err, syscall.ENOSPC):
-		return "no space left on the device"
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fileProblem(pe.Err)
-	}
-	return words(err)
 }
 
 // captureOut is where the relay appends its records: --out opened for

@@ -405,8 +405,8 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 	if f.out == "-" {
 		return badInput("--out -: a directory to write the files into, not standard output (for one named -, write ./-)")
 	}
-	if st, err := os.Stat(f.out); err == nil && !st.IsDir() {
-		return badInput("--out %s: a file, not a directory", f.out)
+	if err := checkDir("--out", f.out); err != nil {
+		return err
 	}
 	if err := f.checkOut(); err != nil {
 		return err

@@ -378,3 +378,24 @@ func TestPrivacySimulateForce(t *testing.T) {
 		t.Fatalf("labels of seed %d", l.Options.Seed)
 	}
 }
+
+// TestSimulateJointLimitsNameTheirFlags: a limit of privacy simulate that
+// two flags set together names both, with their values, and the value
+// that fits. Before: "--decoys 15: not in 0..1000 and below half the
+// blocks" (neither --blocks nor its value), and "--blocks 200000: blocks
+// of 50 transactions: more than 2000000 in all" (not --txs-per-block).
+func TestSimulateJointLimitsNameTheirFlags(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "sim")
+	sim := func(args ...string) []string { return append([]string{"privacy", "simulate", "--out", out}, args...) }
+	old := []string{"below half the blocks", "in all"}
+	runRows(t, []contractRow{
+		{name: "decoys above half the default blocks", args: sim("--decoys", "600", "--fetch-wallets", "1"), status: exitBadInput,
+			stderr: []string{"spvfilter: --decoys 600: not in 0..499: a session's decoys are fewer than half the --blocks 1000\n"}, notInErr: old},
+		{name: "decoys above half the blocks given", args: sim("--blocks", "20", "--decoys", "15", "--fetch-wallets", "1"), status: exitBadInput,
+			stderr: []string{"spvfilter: --decoys 15: not in 0..9: a session's decoys are fewer than half the --blocks 20\n"}, notInErr: old},
+		{name: "blocks of the default transactions", args: sim("--blocks", "200000"), status: exitBadInput,
+			stderr: []string{"spvfilter: --blocks 200000: with --txs-per-block 50, more than the 2000000 transactions a simulated chain holds: give at most 40000 blocks"}, notInErr: old},
+		{name: "blocks of the transactions given", args: sim("--blocks", "5000", "--txs-per-block", "1000"), status: exitBadInput,
+			stderr: []string{"spvfilter: --blocks 5000: with --txs-per-block 1000, more than the 2000000 transactions a simulated chain holds: give at most 2000 blocks"}, notInErr: old},
+	})
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -75,16 +74,6 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// outputProblem says why a write to standard output failed, without
-// Go's "write /dev/stdout: ".
-func outputProblem(err error) string {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
-}
-
 // swapWriter writes to W, which can be swapped.
 type swapWriter struct{ W io.Writer }
 
@@ -122,7 +111,7 @@ func (a *app) execute(args []string) (status int) {
 	if out.err != nil {
 		// The result did not reach standard output (a full disk): the
 		// command did not do its work, whatever else it said.
-		a.printError(args, "standard output: "+outputProblem(out.err), exitFailure)
+		a.printError(args, "standard output: "+unnamedFileProblem(out.err), exitFailure)
 		return exitFailure
 	}
 	if err == nil {

@@ -792,10 +792,8 @@ func (fl *scanFlags) dataDir(flags *pflag.FlagSet, params *chaincfg.Params) (str
 	if !flags.Changed("datadir") {
 		datadir = defaultDataDir(params)
 	}
-	if datadir != "" {
-		if st, err := os.Stat(datadir); err == nil && !st.IsDir() {
-			return "", badInput("--datadir %s: a file, not a directory", datadir)
-		}
+	if err := checkDir("--datadir", datadir); err != nil {
+		return "", err
 	}
 	if flags.Changed("datadir") {
 		if err := needDataDir(datadir); err != nil {

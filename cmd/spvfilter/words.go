@@ -52,7 +52,7 @@ func failureWords(what string, err error) error {
 }
 
 // named is msg said of what ("--plot FILE"), the file not named twice
-// when msg begins with it ("FILE: no space left on device").
+// when msg begins with it ("FILE: no space left on the device").
 func named(what, msg string) string {
 	if i := strings.LastIndexByte(what, ' '); i >= 0 {
 		msg = strings.TrimPrefix(msg, what[i+1:]+": ")
@@ -205,9 +205,15 @@ func jsonKind(t reflect.Type) string {
 	return "a number"
 }
 
-// fileProblem says why a file could not be opened or created.
+// fileProblem says why a file could not be opened, created or written:
+// every command says a missing file, a full disk or a pipe whose reader
+// has gone in these words.
 func fileProblem(err error) string {
 	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "no space left on the device"
+	case errors.Is(err, syscall.EPIPE):
+		return "the reader of the pipe has gone"
 	case errors.Is(err, fs.ErrNotExist):
 		return "no such file or directory"
 	case errors.Is(err, fs.ErrPermission):
@@ -218,6 +224,17 @@ func fileProblem(err error) string {
 		return "a directory, not a file"
 	}
 	return err.Error()
+}
+
+// unnamedFileProblem is fileProblem for err, of a file, said without the
+// file's name (Go's "write /dev/stdout: "), which the message says its
+// own way (standard output, --out FILE).
+func unnamedFileProblem(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fileProblem(pe.Err)
+	}
+	return fileProblem(err)
 }
 
 // fieldFlags names, for one command, the flag that sets each input field
@@ -292,6 +309,28 @@ func (ff fieldFlags) jointBlame(fe *model.FieldError, fl *pflag.FlagSet) string 
 		if blocks, ok := given("blocks"); ok {
 			return fmt.Sprintf("%s: fewer than the %s blocks each script appears in", flagAndValue(fl, blocks), flagAndValue(fl, ff["appearances"]))
 		}
+	case fe.Field == "fetch.decoys_per_session":
+		// "not in 0..MAX and below half the blocks": the flag of the
+		// blocks and the largest value they allow.
+		var most int
+		blocks, err := fl.GetInt(ff["chain.block_count"])
+		if _, serr := fmt.Sscanf(fe.Msg, "not in 0..%d", &most); serr != nil || err != nil {
+			return ""
+		}
+		if half := max(blocks/2-1, 0); half < most {
+			return fmt.Sprintf("%s: not in 0..%d: a session's decoys are fewer than half the %s",
+				flagAndValue(fl, ff[fe.Field]), half, flagAndValue(fl, ff["chain.block_count"]))
+		}
+		return fmt.Sprintf("%s: not in 0..%d", flagAndValue(fl, ff[fe.Field]), most)
+	case fe.Field == "chain.block_count" && strings.HasPrefix(fe.Msg, "blocks of "):
+		// "blocks of N transactions: more than MAX in all": the flag
+		// that sets N, and the blocks that fit.
+		var txs, most int
+		if _, err := fmt.Sscanf(fe.Msg, "blocks of %d transactions: more than %d in all", &txs, &most); err != nil || txs <= 0 {
+			return ""
+		}
+		return fmt.Sprintf("%s: with %s, more than the %d transactions a simulated chain holds: give at most %d blocks, or fewer transactions per block",
+			flagAndValue(fl, ff[fe.Field]), flagAndValue(fl, ff["chain.txs_per_block"]), most, most/txs)
 	}
 	return ""
 }

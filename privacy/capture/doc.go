@@ -10,7 +10,8 @@
 // (getcfilters, getcfheaders). Every frame is checked (magic, command,
 // length, checksum) before anything is decoded, payloads grow only with the
 // bytes that arrive, and the messages are decoded with btcd's wire
-// decoders; a misbehaving client loses its own connection only. Each
+// decoders; a misbehaving client loses its own connection only, while a
+// record the output does not take ends the relay with an OutError. Each
 // record names its connection by the client's address and a session
 // identifier unique across relay runs.
 //

@@ -46,7 +46,8 @@ type RelayConfig struct {
 	Upstream string
 	// Net is the network magic both sides must use.
 	Net wire.BitcoinNet
-	// Out receives one JSON Record per line.
+	// Out receives one JSON Record per line. The first write to it that
+	// fails ends Serve with an *OutError.
 	Out io.Writer
 	// Log, if set, receives one line per connection event.
 	Log io.Writer
@@ -81,14 +82,39 @@ type RelayStats struct {
 	Evicted           int64 `json:"evicted"`
 }
 
+// OutError is the error Serve ends with when a record cannot be written
+// to RelayConfig.Out (a full disk, a pipe whose reader has gone): relaying
+// on would record nothing more, so the relay closes every connection and
+// stops at the first failed write. Err is the writer's error, which
+// errors.Is sees through (syscall.ENOSPC, syscall.EPIPE).
+type OutError struct {
+	// Written counts the records written to Out before the failure.
+	Written int64
+	// Err is the error Out's Write returned.
+	Err error
+}
+
+func (e *OutError) Error() string {
+	return fmt.Sprintf("relay: writing capture: %v", e.Err)
+}
+
+// Unwrap returns the writer's error.
+func (e *OutError) Unwrap() error { return e.Err }
+
 // Relay passes every message between light clients and a full node, makes
 // the node appear to offer NODE_BLOOM, and records the filters the clients
 // send, the blocks they ask for and their BIP 157 filter ranges. A
-// misbehaving client only loses its own connection.
+// misbehaving client only loses its own connection; a record Out does not
+// take ends the relay (see OutError).
 type Relay struct {
-	cfg      RelayConfig
-	ln       net.Listener
-	mu       sync.Mutex // guards Out
+	cfg    RelayConfig
+	ln     net.Listener
+	mu     sync.Mutex // guards Out and outErr
+	outErr *OutError  // the first failed write of Out
+	// stopped ends when Close is called: it bounds the dials to the
+	// upstream node of the clients being served.
+	stopped  context.Context
+	stop     context.CancelFunc
 	wg       sync.WaitGroup
 	conns    sync.Map // net.Conn -> struct{}
 	clients  atomic.Int64
@@ -137,7 +163,9 @@ func NewRelay(cfg RelayConfig) (*Relay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
 	}
-	return &Relay{cfg: cfg, ln: ln, pending: list.New(), runID: strconv.FormatInt(time.Now().UnixNano(), 36)}, nil
+	stopped, stop := context.WithCancel(context.Background())
+	return &Relay{cfg: cfg, ln: ln, pending: list.New(), runID: strconv.FormatInt(time.Now().UnixNano(), 36),
+		stopped: stopped, stop: stop}, nil
 }
 
 // Addr is the address the relay listens on.
@@ -149,8 +177,10 @@ func (r *Relay) Stats() RelayStats {
 		HandshakeTimeouts: r.hsTO.Load(), IdleTimeouts: r.idleTO.Load(), Evicted: r.evicted.Load()}
 }
 
-// Serve accepts clients until ctx ends or Close is called, then closes every
-// connection and waits for them.
+// Serve accepts clients until ctx ends, Close is called or a record cannot
+// be written to Out, then closes every connection and waits for them. It
+// returns nil when ctx ended or Close was called, and an *OutError when a
+// write to Out failed, even if ctx ended meanwhile.
 func (r *Relay) Serve(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { r.Close() })
 	defer stop()
@@ -159,7 +189,7 @@ func (r *Relay) Serve(ctx context.Context) error {
 		if err != nil {
 			if r.closed.Load() {
 				r.wg.Wait()
-				return nil
+				return r.outFailure()
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -248,6 +278,7 @@ func (r *Relay) Close() error {
 	if r.closed.Swap(true) {
 		return nil
 	}
+	r.stop()
 	err := r.ln.Close()
 	r.conns.Range(func(k, _ any) bool {
 		k.(net.Conn).Close()
@@ -300,7 +331,7 @@ func (r *Relay) serveClient(s *slot) {
 		client.SetReadDeadline(time.Now().Add(r.cfg.HandshakeTimeout))
 	}
 	d := net.Dialer{Timeout: r.cfg.DialTimeout}
-	up, err := d.Dial("tcp", r.cfg.Upstream)
+	up, err := d.DialContext(r.stopped, "tcp", r.cfg.Upstream)
 	if err != nil {
 		r.logf("%s: upstream %s: %v", who, r.cfg.Upstream, err)
 		return
@@ -341,7 +372,12 @@ func (r *Relay) serveClient(s *slot) {
 	err = <-errc
 	client.Close()
 	up.Close()
-	<-errc
+	var oe *OutError
+	if other := <-errc; errors.As(other, &oe) {
+		// The failed write closed every connection: the other pump
+		// may have seen its own connection closed first.
+		err = other
+	}
 	var ne net.Error
 	timeout := errors.As(err, &ne) && ne.Timeout()
 	switch {
@@ -414,6 +450,8 @@ func (r *Relay) pump(src, dst net.Conn, cs *conn, fromClient bool) error {
 	}
 }
 
+// write appends rec to Out. The first write that fails is kept and closes
+// the relay; after it, nothing more is written and every write returns it.
 func (r *Relay) write(rec Record) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
@@ -421,12 +459,29 @@ func (r *Relay) write(rec Record) error {
 	}
 	b = append(b, '\n')
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	if r.outErr != nil {
+		r.mu.Unlock()
+		return r.outErr
+	}
 	if _, err := r.cfg.Out.Write(b); err != nil {
-		return fmt.Errorf("relay: writing capture: %w", err)
+		r.outErr = &OutError{Written: r.records.Load(), Err: err}
+		r.mu.Unlock()
+		r.Close()
+		return r.outErr
 	}
 	r.records.Add(1)
+	r.mu.Unlock()
 	return nil
+}
+
+// outFailure is the first failed write of Out, or nil.
+func (r *Relay) outFailure() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.outErr == nil {
+		return nil
+	}
+	return r.outErr
 }
 
 // readFrame reads one message: its 24-byte header into hdr and its payload
