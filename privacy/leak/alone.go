@@ -38,7 +38,7 @@ func (r *Report) lowerAlone() {
 			continue
 		}
 		was := m.Probability
-		m.Probability, m.ProbabilityLow, m.ProbabilityHigh = oddsTimes(m.Probability, AloneOdds), oddsTimes(m.ProbabilityLow, AloneOdds), oddsTimes(m.ProbabilityHigh, AloneOdds)
+		m.Probability, m.ProbabilityLow, m.ProbabilityHigh = OddsTimes(m.Probability, AloneOdds), OddsTimes(m.ProbabilityLow, AloneOdds), OddsTimes(m.ProbabilityHigh, AloneOdds)
 		if was >= 0.95 && m.Probability < 0.95 {
 			r.Confident--
 			changed = true
@@ -49,9 +49,9 @@ func (r *Report) lowerAlone() {
 	}
 }
 
-// oddsTimes is the probability whose odds are f times those of p: p·f /
+// OddsTimes is the probability whose odds are f times those of p: p·f /
 // (p·f + 1 - p), 1 for p = 1.
-func oddsTimes(p, f float64) float64 {
+func OddsTimes(p, f float64) float64 {
 	if p >= 1 {
 		return 1
 	}

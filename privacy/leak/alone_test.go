@@ -74,14 +74,14 @@ func TestLowerAlone(t *testing.T) {
 			}
 		})
 	}
-	if p := oddsTimes(0.3, AloneOdds); math.Abs(p-0.0489) > 0.0001 {
-		t.Errorf("oddsTimes(0.3, %g) = %.4f, want about 0.0489", AloneOdds, p)
+	if p := OddsTimes(0.3, AloneOdds); math.Abs(p-0.0489) > 0.0001 {
+		t.Errorf("OddsTimes(0.3, %g) = %.4f, want about 0.0489", AloneOdds, p)
 	}
 	prev := -1.0
 	for i := 0; i <= 1000; i++ {
-		q := oddsTimes(float64(i)/1000, AloneOdds)
+		q := OddsTimes(float64(i)/1000, AloneOdds)
 		if q < prev || q < 0 || q > 1 {
-			t.Fatalf("oddsTimes(%g) = %g after %g: not monotone in [0, 1]", float64(i)/1000, q, prev)
+			t.Fatalf("OddsTimes(%g) = %g after %g: not monotone in [0, 1]", float64(i)/1000, q, prev)
 		}
 		prev = q
 	}

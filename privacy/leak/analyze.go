@@ -425,6 +425,7 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 		for _, r := range reports[:len(views)] {
 			r.recalibrate()
 		}
+		warnPayingWallets(reports[:len(views)])
 	}
 	for _, r := range reports {
 		r.lowerFewBlocks()

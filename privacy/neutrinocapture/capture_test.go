@@ -25,6 +25,7 @@ import (
 	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/privacy/attack"
 	"github.com/spvfilter/spvfilter/privacy/capture"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 	"github.com/spvfilter/spvfilter/privacy/universe"
 )
@@ -119,6 +120,28 @@ func TestNeutrinoCapture(t *testing.T) {
 	doc, score := evaluate(t, node.Params.Name, labels, reps)
 	if dir := os.Getenv("SPVFILTER_NEUTRINO_CAPTURE_DIR"); dir != "" {
 		writeFiles(t, dir, raw, index, labels, doc)
+	}
+	// Its wallets do not pay each other, so no session is warned that
+	// they look as if they did, from whichever addresses their clients
+	// came: each wallet's from an address of its own too.
+	walletAt := map[*peertest.LabelledWallet]int{}
+	for i, w := range ws {
+		walletAt[w] = i
+	}
+	apart := make([]*capture.FetchSession, len(fetchSessions))
+	for i, s := range fetchSessions {
+		c := *s
+		_, port, err := net.SplitHostPort(s.Client)
+		if err != nil {
+			t.Fatalf("client %q: %v", s.Client, err)
+		}
+		c.Client = net.JoinHostPort(fmt.Sprintf("127.0.1.%d", 1+walletAt[byClient[s.Client].w]), port)
+		apart[i] = &c
+	}
+	for _, r := range analyze(t, apart, index, 0) {
+		if w := strings.Join(r.Warnings, "\n"); strings.Contains(w, leak.PayEachOther) {
+			t.Errorf("session %s, each wallet's client from an address of its own: warned that %s: %s", r.Session, leak.PayEachOther, w)
+		}
 	}
 	logScore(t, score)
 	holdFetchTargets(t, score, reps)

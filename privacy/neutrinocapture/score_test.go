@@ -78,6 +78,12 @@ func holdFetchTargets(t *testing.T, score *simulate.Score, reps []*attack.FetchR
 	if warned < wallets {
 		t.Errorf("%d sessions warned of several wallets behind one address, want at least one per wallet (%d): every wallet's client connects from one address", warned, wallets)
 	}
+	for _, r := range reps {
+		// Its wallets do not pay each other.
+		if w := strings.Join(r.Warnings, "\n"); strings.Contains(w, leak.PayEachOther) {
+			t.Errorf("session %s warned that %s, whose wallets do not pay each other: %s", r.Session, leak.PayEachOther, w)
+		}
+	}
 }
 
 // binSaid is a bin's mean probability and the ends of its fraction

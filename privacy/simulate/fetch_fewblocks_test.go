@@ -48,7 +48,7 @@ func TestFetchFewBlocksWarned(t *testing.T) {
 			}
 			isLowered := func(m leak.Match) bool {
 				if grouped[m.Appearances] {
-					return alone(m, oddsTimes(0.375, leak.AloneOdds), oddsTimes(0.6, leak.AloneOdds))
+					return alone(m, leak.OddsTimes(0.375, leak.AloneOdds), leak.OddsTimes(0.6, leak.AloneOdds))
 				}
 				return alone(m, 0.375, 0.6)
 			}
@@ -94,6 +94,3 @@ func TestFetchFewBlocksWarned(t *testing.T) {
 		t.Errorf("heavy-tail groups in [0.5, 0.8) of sessions not warned of few blocks: over-confident: %s", otherBin.cell(1))
 	}
 }
-
-// oddsTimes is the probability whose odds are f times those of p.
-func oddsTimes(p, f float64) float64 { return p * f / (p*f + 1 - p) }
