@@ -158,13 +158,7 @@ func TestHangUpDelaysNoHeaderSync(t *testing.T) {
 // (the node's own address) is not live or carries a reason.
 func honestUnharmed(t *testing.T, c *Client) {
 	t.Helper()
-	for _, m := range c.pool.Members() {
-		st := c.pool.Status(m)
-		t.Logf("%s: live %v, reason %q", m.Addr(), st.Live, st.Reason)
-		if m.Addr() == fx.node.P2PAddr && (!st.Live || st.Banned || st.Reason != "") {
-			t.Errorf("the honest peer was charged for the other's hang-ups: %+v", st)
-		}
-	}
+	unharmedAt(t, c, fx.node.P2PAddr)
 }
 
 // TestHangUpDelaysNoAnnounce: a peer that answers each block request and

@@ -170,17 +170,7 @@ const MinedSearchDepth = 144
 // it is not in the chain; with a *NoneConfirmedError (ErrNotConfirmed
 // alone) when no peer gave a verdict.
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
-	ms := c.pool.Serving(0)
-	for _, m := range ms {
-		// A connection dropped by an abandoned request is replaced; one
-		// its node ended itself, only if its next dial is due soon (see
-		// pool.Pool.RedialDue): a node that hangs up after each answer
-		// does not hold the send for its backoff.
-		if err := c.pool.RedialDue(ctx, m); err != nil {
-			c.pool.Drop(m, err)
-		}
-	}
-	ms = c.pool.Keep(ms)
+	ms := c.sendable(ctx, c.pool.Serving(0))
 	if len(ms) == 0 {
 		return nil, c.noPeers("send")
 	}
@@ -704,6 +694,30 @@ func (s *sending) ask(m *pool.Member) *answer {
 		s.news = make(chan struct{})
 	}()
 	return a
+}
+
+// sendable returns the members of ms a send may go to: their connection
+// open, or dialled again. A connection dropped by an abandoned request is
+// replaced, and one its node ended itself, only if the member's next
+// dial is due soon (see pool.Pool.RedialDue): a node that hangs up after
+// each answer does not hold the send for its backoff. A member whose
+// node ended its connection is dropped, its end counted once; one this
+// client's abandoned request ended, or whose redial ctx ended, is left
+// out of the send alone, charged nothing.
+func (c *Client) sendable(ctx context.Context, ms []*pool.Member) []*pool.Member {
+	out := ms[:0:0]
+	for _, m := range ms {
+		err := c.pool.RedialDue(ctx, m)
+		switch {
+		case err == nil:
+			out = append(out, m)
+		case ctx.Err() != nil || errors.Is(err, peer.ErrAbandoned):
+			c.logf("%s: left out of the send: %v", m.Addr(), err)
+		default:
+			c.pool.Drop(m, err)
+		}
+	}
+	return c.pool.Keep(out)
 }
 
 // readyConn is connOf, m dialled again first when its connection has

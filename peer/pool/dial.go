@@ -87,8 +87,9 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 // not taken in: the member stays live while it is dialled again, and a
 // request choosing among the live members meanwhile (a block's filters
 // compared across them) still asks it. A ctx already ended dials
-// nothing and counts nothing, and a dial that ctx's cancellation cut
-// short is no failure of the node's: both are this side's doing.
+// nothing and counts nothing, and a dial that ctx's cancellation, or its
+// deadline before the dial's own timeout, cut short is no failure of the
+// node's: both are this side's doing (see dialCharged).
 //
 // A redial keeps the member's backoff (see redialBackoff): it waits,
 // within ctx, until the member's next dial is due, while another dial of
@@ -101,21 +102,25 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 }
 
 // RedialDue is Redial for a request about to be sent to m, which waits
-// for no long backoff the node's own end set: that end is counted as
-// Redial counts it, but unless m's next dial is due within redialMin
-// (the backoff of a first failure: a node restarted, a glitch), its
-// error is returned at once, wrapped, and the request goes to another
-// peer. Waiting inside the request let a node that answers each request
-// and then hangs up hold the next request that picked it before Run's
-// look for its whole backoff, doubling each time up to redialMax, while
-// other peers could answer at once. An end this side caused (an
-// abandoned request) is waited for as Redial waits.
+// for no long backoff: unless m's next dial is due within redialMin (the
+// backoff of a first failure: a node restarted, a glitch), an error
+// wrapping the end's is returned at once, nothing dialled, and the
+// request goes to another peer. An end the node caused is counted first,
+// as Redial counts it. Waiting inside the request let a node that answers
+// each request and then hangs up hold the next request that picked it
+// before Run's look for its whole backoff, doubling each time up to
+// redialMax, while other peers could answer at once. An end this side
+// caused (an abandoned request, peer.ErrAbandoned) is not waited for
+// beyond redialMin either, and still charges nothing: the backoff a
+// member's earlier failures set (Run's look puts it after an abandoned
+// end too, see ended) held a request queued on that connection for up
+// to redialMax.
 func (p *Pool) RedialDue(ctx context.Context, m *Member) error {
 	return p.redialFor(ctx, m, false)
 }
 
-// redialFor is Redial; with waitNodeEnd false, RedialDue.
-func (p *Pool) redialFor(ctx context.Context, m *Member, waitNodeEnd bool) error {
+// redialFor is Redial; with waitBackoff false, RedialDue.
+func (p *Pool) redialFor(ctx context.Context, m *Member, waitBackoff bool) error {
 	old := p.Conn(m)
 	if old == nil {
 		return fmt.Errorf("peer %s: not connected", m.addr)
@@ -136,22 +141,23 @@ func (p *Pool) redialFor(ctx context.Context, m *Member, waitNodeEnd bool) error
 	if !errors.Is(end, peer.ErrAbandoned) {
 		p.mu.Lock()
 		p.endedUnnoticed(m, time.Now()) // a flood was refused above
-		wait, failures := time.Until(m.nextDial), m.failures
 		p.mu.Unlock()
-		if !waitNodeEnd && wait > redialMin {
-			return fmt.Errorf("peer %s: not dialled again for a request: %d dials in a row failed or did not last, and the next is due in %v: %w",
-				m.addr, failures, wait.Round(time.Millisecond), end)
+	}
+	if !waitBackoff {
+		if err := p.dueSoon(m, end); err != nil {
+			return err
 		}
 	}
 	if due, err := p.dueRedial(ctx, m, old); !due {
 		return err
 	}
+	start := time.Now()
 	c, err := peer.Dial(ctx, p.peerConfig(m))
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	m.dialing = false
 	if err != nil {
-		if !errors.Is(ctx.Err(), context.Canceled) {
+		if p.dialCharged(ctx, start) {
 			m.dialFailed(time.Now())
 		}
 		return err
@@ -168,6 +174,38 @@ func (p *Pool) redialFor(ctx context.Context, m *Member, waitNodeEnd bool) error
 	m.retire()
 	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
 	return nil
+}
+
+// dueSoon returns nil when m's next dial is due within redialMin, or
+// else an error wrapping end, how m's connection ended, for a request
+// that does not wait that long (RedialDue).
+func (p *Pool) dueSoon(m *Member, end error) error {
+	p.mu.Lock()
+	wait, failures := time.Until(m.nextDial), m.failures
+	p.mu.Unlock()
+	if wait <= redialMin {
+		return nil
+	}
+	return fmt.Errorf("peer %s: not dialled again for a request: %d dials in a row failed or did not last, and the next is due in %v: %w",
+		m.addr, failures, wait.Round(time.Millisecond), end)
+}
+
+// dialCharged reports whether a dial of a request, begun at start, that
+// failed counts as a failure of its node's: not when the request's ctx
+// ended it first, cancelled (this side gave up) or at a deadline before
+// the dial's own timeout (Config.Timeout), which the request may have
+// spent waiting for the dial to be due. A dial that had its whole
+// timeout, and failed, is the node's: a node that stalls its handshake
+// is charged whatever the request's deadline.
+func (p *Pool) dialCharged(ctx context.Context, start time.Time) bool {
+	switch err := ctx.Err(); {
+	case err == nil:
+		return true
+	case errors.Is(err, context.Canceled):
+		return false
+	}
+	deadline, _ := ctx.Deadline()
+	return !deadline.Before(start.Add(p.cfg.Timeout))
 }
 
 // redialPoll is how often a redial waiting for another dial of its
