@@ -104,6 +104,16 @@ type shapedPlace struct {
 	place chainPlace
 }
 
+// chainKey is the chain of m, the ith of its members: its group, or,
+// for a script alone (group 0), a chain of its own, keyed by i above
+// every group.
+func chainKey(m member, i int) uint64 {
+	if m.group == 0 {
+		return uint64(1<<63) + uint64(i)
+	}
+	return m.group
+}
+
 // shapedPlaces are the shape and place of each chain of ms (leak.Shape
 // of their profiles, coverScan.profiles, and their heights), one per
 // chain: the chain's shape, as leak.Need and leak.Draw key it, not one
@@ -114,10 +124,7 @@ func (cs *coverScan) shapedPlaces(ms []member) map[uint64]shapedPlace {
 	at := map[uint64]map[int32]bool{}
 	members := map[uint64][]leak.Profile{}
 	for i, m := range ms {
-		g := m.group
-		if g == 0 {
-			g = uint64(1<<63) + uint64(i) // a script alone: a chain of its own
-		}
+		g := chainKey(m, i)
 		if at[g] == nil {
 			at[g] = map[int32]bool{}
 		}
@@ -151,10 +158,10 @@ const spanNearest = 2
 // it finer), by rank (nearestRanks): near[0] the nearest as long or
 // longer (the first round), near[1] those and the nearest shorter (the
 // second), so that the draw takes one of each side for each wallet's
-// chain before the rest, not any lying within spanTolerance alike. It keeps in coverScan.spanShort how many
-// of the wallet's chains no candidate of their shape lies like
-// (chainPlace.lies), which warnDrawn warns of. Nil where the wallet has
-// no chain.
+// chain before the rest, not any lying within spanTolerance alike. It
+// keeps in coverScan.spanShort how many of the wallet's chains no
+// candidate of their shape lies like (chainPlace.lies), which warnDrawn
+// warns of. Nil where the wallet has no chain.
 func (d *roundDraw) spanLike() []map[string]bool {
 	cs := d.cs
 	wallet := cs.shapedPlaces(cs.walletMembers())
@@ -172,11 +179,7 @@ func (d *roundDraw) spanLike() []map[string]bool {
 		near[r] = map[string]bool{}
 	}
 	for i, m := range ms {
-		g := m.group
-		if g == 0 {
-			g = uint64(1<<63) + uint64(i)
-		}
-		if r, ok := rank[g]; ok {
+		if r, ok := rank[chainKey(m, i)]; ok {
 			for k := r; k < spanNearest; k++ {
 				near[k][string(m.script)] = true
 			}
