@@ -93,18 +93,17 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 }
 
 // exploreRoom is how much of room, the bound's room beside the covers,
-// exploring takes while n chains are short (short): room less the
-// blocks of those chains (as many as the wallet's largest class a
-// chain), kept for a later round of the scan to draw them from the
-// reserve, where the reserve holds a candidate of a class short, or one
-// above, that the scan may still draw (not found by it, not drawn nor
-// turned down by it); all of room where it holds none, as in a data
-// directory's first scan: no round draws a chain the scan finds, so
-// room kept for them would lie idle. Where room cannot hold those
-// blocks, none (room less them, below zero, as before): chains the
-// bound has no room to fetch are not worth
-// exploring for, and the blocks of the wallet's chains asked once
-// (walletOnce) would stand out among a few explored.
+// exploring takes while n chains are short (short): room less the blocks
+// of those chains (as many as the wallet's largest class a chain), kept
+// for a later round of the scan to draw them from the reserve, where the
+// reserve holds a candidate of a class short, or one above, that the
+// scan may still draw (not found by it, not drawn nor turned down by
+// it); all of room where it holds none, as in a data directory's first
+// scan: no round draws a chain the scan finds, so room kept for them
+// would lie idle. Where room cannot hold those blocks, none (room less
+// them, below zero, as before): chains the bound has no room to fetch
+// are not worth exploring for, and the blocks of the wallet's chains
+// asked once (walletOnce) would stand out among a few explored.
 //
 // Measured on TestCoversAcrossSessions's fixture (60 clients at 0.5),
 // where the first scan explored 60 to 65 blocks of a bound of 96 before,
@@ -112,13 +111,13 @@ func (cs *coverScan) exploreRounds(ctx context.Context, log *scanLog, bound int,
 // class 3, 16 to 24: the clients that met the target after their 2nd
 // session 5 to 11 of 60 before (six runs, mean 8.2), 2 to 7 after (ten
 // runs, mean 3.5; TestCoversAcrossSessions and TestCoversRequestShape);
-// the blocks asked over every session 139.8 to 143.0 a client before, 153.0 to 154.6 after (a
-// tenth more), in 2.05 to 2.08 sessions against 2.10 to 2.20; the
-// blocks asked before a chain, the wallet's against the covers', 1.03
-// against 1.12 before, 1.06 and 1.07 against 1.11 to 1.15 after
-// (TestCoversAcrossSessions). On TestCoversSpanLikeWallet's (96
-// clients), 137 blocks a client before, 150 after, the span AUC as it
-// was (0.844 and 0.856).
+// the blocks asked over every session 139.8 to 143.0 a client before,
+// 153.0 to 154.6 after (a tenth more), in 2.05 to 2.08 sessions against
+// 2.10 to 2.20; the blocks asked before a chain, the wallet's against
+// the covers', 1.03 against 1.12 before, 1.06 and 1.07 against 1.11 to
+// 1.15 after (TestCoversAcrossSessions). On TestCoversSpanLikeWallet's
+// (96 clients), 137 blocks a client before, 150 after, the span AUC as
+// it was (0.844 and 0.856).
 func (cs *coverScan) exploreRoom(short map[leak.Profile]int, n, room int) int {
 	held := n * max(cs.largest, 1)
 	if room < held {
