@@ -89,7 +89,8 @@ import (
 // reserve; twice as many blocks after each
 // scan short in a row (cover.Explore), the first scan of a run as many
 // as the second (firstRound, covers_once.go), leaving room within the bound
-// (MaxCoverBlocks) for the blocks of the chains still short, and for
+// (MaxCoverBlocks) for the blocks of the chains still short that the
+// reserve may still give (exploreRoom, covers_plan.go), and for
 // those of the chains drawn unless the covers are short even with them
 // and those settling turned down (the scan then fetches none of them),
 // since a rare class may hide in a few blocks of thousands while
@@ -114,8 +115,10 @@ import (
 // 1,214 to 1,224), about as many blocks (140 to 144 a client over every
 // session against 139 to 142, TestCoversAcrossSessions), and more runs
 // that meet the target after their 2nd session (3 to 14 of 60 against 0
-// to 3; see what remains, below). A margin of at most a day's blocks is
-// a large share of that range, a small one of a wallet's of months:
+// to 3, before a first scan explored the room it held idle, exploreRoom;
+// 2 to 7 of 60 since, ten runs; see what remains, below). A margin of
+// at most a day's blocks is a large share of that range, a small one of
+// a wallet's of months:
 // there the draw, which matches the era of a chain to a tenth of the
 // range, rarely takes a cover from it.
 //
@@ -203,9 +206,11 @@ import (
 //
 // What remains: a peer that keeps every session sees the covers a
 // class the chains found in the first session of a run lacked (a run
-// meeting the target after its 2nd session, 3 to 14 of 60 on the
-// fixture above with the range's margin, 0 to 3 without) with
-// their first block in a later one, the wallet's never; and the blocks
+// meeting the target after its 2nd session, 2 to 7 of 60 on the
+// fixture above with the range's margin, ten runs; 5 to 11 before the
+// first scan explored the room it held idle (exploreRoom), each of them
+// short in the 2nd of 1 to 3 chains of class 3) with their first block
+// in a later one, the wallet's never; and the blocks
 // asked before a chain, which the first round of a run leaves out for
 // the wallet's chains it asks once (dropUnfound) and the draw matches
 // (covers_asked.go), are matched only roughly: 1.06 to 1.08 a chain of

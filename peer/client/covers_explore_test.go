@@ -13,6 +13,7 @@ import (
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/cover"
+	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
 // TestExploreBesideShortScan: a scan whose covers stay short with every
@@ -331,6 +332,60 @@ func TestRangeExploredReached(t *testing.T) {
 				}
 				t.Logf("RangeExplored at scan %d, %d blocks explored of %d, %d in reserve: %v", scan, explored, to-lo+1, len(set.Reserve()), e)
 				return
+			}
+		})
+	}
+}
+
+// TestExploreRoom: exploring leaves room for the chains still short
+// only where the reserve holds a candidate of a class short (or one
+// above) that the scan may still draw; a first scan's empty reserve, or
+// one holding only the candidates the scan found, drew or turned down,
+// or of other classes, holds none back; and room that cannot hold the
+// chains short is not explored at all.
+func TestExploreRoom(t *testing.T) {
+	script := func(i byte) []byte { s, _ := p2wpkhSpend(i); return s }
+	short := map[leak.Profile]int{{Class: 3}: 2} // 2 chains, the wallet's largest class 3: 6 blocks
+	tests := []struct {
+		name    string
+		reserve []uint8 // the classes of the reserve's candidates, scripts 10, 11, ...
+		found   bool    // the first candidate found by the scan
+		skipped bool    // the first candidate drawn or turned down by it
+		room    int
+		want    int
+	}{
+		{"an empty reserve", nil, false, false, 20, 20},
+		{"a candidate of the class short", []uint8{3}, false, false, 20, 14},
+		{"a candidate one class above", []uint8{4}, false, false, 20, 14},
+		{"only of another class", []uint8{1, 2, 5}, false, false, 20, 20},
+		{"only found by the scan", []uint8{3}, true, false, 20, 20},
+		{"only drawn or turned down", []uint8{3}, false, true, 20, 20},
+		{"found by the scan, and another not", []uint8{3, 3}, true, false, 20, 14},
+		{"an empty reserve, room for the chains short and no more", nil, false, false, 6, 6},
+		{"an empty reserve, no room for the chains short", nil, false, false, 5, -1},
+		{"a candidate drawable, no room for the chains short", []uint8{3}, false, false, 2, -4},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			set, _, err := cover.Open(t.TempDir(), &chaincfg.RegressionNetParams)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, k := range tt.reserve {
+				s := script(byte(10 + i))
+				if err := set.AddReserve(cover.Cover{Script: s, Profile: cover.Profile{Class: k, Type: uint8(leak.TypeOf(s)), Group: uint64(10 + i)}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cs := &coverScan{set: set, largest: 3, foundNow: map[string]uint8{}, skip: map[string]bool{}}
+			if tt.found {
+				cs.foundNow[string(script(10))] = 3
+			}
+			if tt.skipped {
+				cs.skip[string(script(10))] = true
+			}
+			if got := cs.exploreRoom(short, 2, tt.room); got != tt.want {
+				t.Errorf("exploreRoom = %d, want %d", got, tt.want)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/spvfilter/spvfilter/peer/cover"
+	"github.com/spvfilter/spvfilter/peer/peertest"
 	"github.com/spvfilter/spvfilter/privacy/leak"
 )
 
@@ -165,25 +166,52 @@ func TestSpanScore(t *testing.T) {
 }
 
 // TestCoversSpanInRange measures what exploring could find for the
-// span (covers_span.go): every block of the labelled chain's range
+// span (covers_span.go), on the covers' fixture and on
+// TestCoversSpanLikeWallet's: every block of the labelled chain's range
 // read for candidates (as exploring would, from an empty reserve), it
 // counts, for each of the wallet's chains of three or more blocks, the
 // candidate chains of the range of its shape and as many blocks, those
-// lying like it (chainPlace.lies) and how near the nearest one lies
-// (the larger of its span's and its mean height's distance, shares of
-// the range), and logs them. It fails where the wallet has no chain of
-// three or more blocks or the range no candidate chain of their shape,
-// where the measure says nothing.
+// lying like it (chainPlace.lies), those spanning as much as it or
+// more, and how near the nearest one lies (the larger of its span's and
+// its mean height's distance, shares of the range), and logs them. It
+// fails where the wallet has no chain of three or more blocks or the
+// range no candidate chain of their shape, where the measure says
+// nothing.
 func TestCoversSpanInRange(t *testing.T) {
-	f := needCovers(t)
+	tests := []struct {
+		name    string
+		fixture func(t *testing.T) *coversFixture
+	}{
+		{"covers fixture", func(t *testing.T) *coversFixture { return needCovers(t) }},
+		{"span fixture", func(t *testing.T) *coversFixture {
+			node := peertest.StartBtcd(t, peertest.WithMiningKey(peertest.NewKey("span miner")))
+			return buildCoversAmong(t, node, peertest.ShortWalletChain, "span", 300, coversLead, spanOthers)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines, long, shaped := spanInRange(t, tt.fixture(t))
+			t.Logf("MEASUREMENT %s, every block of the range read for candidates: %s", tt.name, strings.Join(lines, "; "))
+			if long == 0 || shaped == 0 {
+				t.Fatalf("%d chains of the wallet's of three or more blocks, %d candidate chains of their shape in the range: nothing to measure", long, shaped)
+			}
+		})
+	}
+}
+
+// spanInRange reads every block of f's range for candidates and
+// returns a line for the range and one for each of the wallet's chains
+// of three or more blocks (TestCoversSpanInRange), how many such chains
+// the wallet has (long) and the candidate chains of their shape, summed
+// over them (shaped).
+func spanInRange(t *testing.T, f *coversFixture) (lines []string, long, shaped int) {
+	t.Helper()
 	from, to := f.chain.Wallets[0].Birth, f.chain.Tip
 	blocks := f.blocks(t, from, to)
 	var watch [][]byte
 	for _, it := range f.watch {
 		watch = append(watch, it.Script)
 	}
-	var lines []string
-	long, shaped := 0, 0
 	_, err := coverRun{dir: t.TempDir(), after: func(cl *Client, _ *ScanResult) {
 		set, _, err := cover.Open(t.TempDir(), f.node.Params)
 		if err != nil {
@@ -211,7 +239,7 @@ func TestCoversSpanInRange(t *testing.T) {
 				continue
 			}
 			long++
-			n, like, spanned, nearest := 0, 0, 0, math.Inf(1)
+			n, like, spanned, longer, nearest := 0, 0, 0, 0, math.Inf(1)
 			for _, c := range chains {
 				if c.shape != w.shape || c.place.blocks != w.place.blocks {
 					continue
@@ -223,17 +251,17 @@ func TestCoversSpanInRange(t *testing.T) {
 				if c.place.span >= w.place.span-spanTolerance {
 					spanned++
 				}
+				if c.place.span >= w.place.span {
+					longer++
+				}
 				nearest = min(nearest, max(math.Abs(c.place.span-w.place.span), math.Abs(c.place.mean-w.place.mean)))
 			}
 			shaped += n
-			lines = append(lines, fmt.Sprintf("the wallet's chain of %d blocks, span %.2f, mean %.2f: %d candidate chains of its shape, %d lying like it, %d spanning within %g of it or more, the nearest %.3f away", w.place.blocks, w.place.span, w.place.mean, n, like, spanned, spanTolerance, nearest))
+			lines = append(lines, fmt.Sprintf("the wallet's chain of %d blocks, span %.2f, mean %.2f: %d candidate chains of its shape, %d lying like it, %d spanning within %g of it or more, %d as much or more, the nearest %.3f away", w.place.blocks, w.place.span, w.place.mean, n, like, spanned, spanTolerance, longer, nearest))
 		}
 	}}.scan(t, f, relaysTo(t, f, 2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("MEASUREMENT every block of the range read for candidates: %s", strings.Join(lines, "; "))
-	if long == 0 || shaped == 0 {
-		t.Fatalf("%d chains of the wallet's of three or more blocks, %d candidate chains of their shape in the range: nothing to measure", long, shaped)
-	}
+	return lines, long, shaped
 }

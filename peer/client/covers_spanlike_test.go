@@ -54,8 +54,9 @@ const spanLikeClients = 24
 // the covers' chains of three or more blocks among the blocks the
 // session that met the target asked, as a peer that keeps what it was
 // asked (or all peers together) reads them; and the mean, over the
-// clients, of the AUC within a client (signal).
-func longChainSpans(t *testing.T, f *coversFixture, clients int) (wallet, covers [][]float64, within *signal, spanShort, walletChains int) {
+// clients, of the AUC within a client (signal); and what it cost
+// (spanCost).
+func longChainSpans(t *testing.T, f *coversFixture, clients int) (wallet, covers [][]float64, within *signal, spanShort, walletChains int, cost spanCost) {
 	t.Helper()
 	kinds := newBlockKinds(t, f)
 	watched := f.watchedScripts()
@@ -89,6 +90,12 @@ func longChainSpans(t *testing.T, f *coversFixture, clients int) (wallet, covers
 			}}.scan(t, f, relays)
 			if err != nil && !isShort(err) {
 				t.Fatal(err)
+			}
+			cost.sessions++
+			for _, r := range relays {
+				for _, req := range blockRequests(r) {
+					cost.blocks += len(req)
+				}
 			}
 			if !met {
 				continue
@@ -124,7 +131,15 @@ func longChainSpans(t *testing.T, f *coversFixture, clients int) (wallet, covers
 			t.Fatalf("client %d: the target was not met in %d sessions", i, maxSessionsToTarget)
 		}
 	}
-	return wallet, covers, within, spanShort, walletChains
+	return wallet, covers, within, spanShort, walletChains, cost
+}
+
+// spanCost is what longChainSpans's clients asked, summed over them:
+// the sessions they ran and the blocks they asked for in them (the
+// wallet's, the covers', those explored: the wallet's are the same
+// whatever the covers, so what changes is the covers' price).
+type spanCost struct {
+	sessions, blocks int
 }
 
 // shortInSpan is how many of the wallet's chains the warnings of a scan
@@ -168,11 +183,11 @@ func TestCoversSpanLikeWallet(t *testing.T) {
 	// 300 blocks mined first fund the payers of eight wallets.
 	f := buildCoversAmong(t, node, peertest.ShortWalletChain, "span", 300, coversLead, spanOthers)
 	clients := clientsFrom("SPVFILTER_SPANLIKE_CLIENTS", spanLikeClients)
-	wallet, covers, within, short, chains := longChainSpans(t, f, clients)
+	wallet, covers, within, short, chains, cost := longChainSpans(t, f, clients)
 	a, lo, hi := pooledAUC(wallet, covers, bootstrapDraws)
 	share := float64(short) / float64(max(chains, 1))
-	t.Logf("MEASUREMENT %d clients: the wallet's chains no candidate lay like %d of %d (%.3f); chains of 3+ blocks' span: wallet %.3f (%d), covers %.3f (%d); pooled AUC %.3f [%.3f, %.3f]; AUC within a client %.3f ± %.3f (%d clients)",
-		clients, short, chains, share, mean(within.wallet), len(within.wallet), mean(within.covers), len(within.covers), a, lo, hi, within.meanAUC(), within.aucError(), within.clients)
+	t.Logf("MEASUREMENT %d clients: the wallet's chains no candidate lay like %d of %d (%.3f); chains of 3+ blocks' span: wallet %.3f (%d), covers %.3f (%d); pooled AUC %.3f [%.3f, %.3f]; AUC within a client %.3f ± %.3f (%d clients); %d sessions, %d blocks asked",
+		clients, short, chains, share, mean(within.wallet), len(within.wallet), mean(within.covers), len(within.covers), a, lo, hi, within.meanAUC(), within.aucError(), within.clients, cost.sessions, cost.blocks)
 	if chains == 0 {
 		t.Fatal("no chain of the wallet's in the sessions that met the target: nothing measured")
 	}
