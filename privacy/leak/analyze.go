@@ -420,16 +420,20 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	for _, r := range reports {
 		r.finish()
 	}
+	paying := false
 	if !opt.Collude && opt.Own == nil {
 		warnSharedClients(reports[:len(views)])
 		for _, r := range reports[:len(views)] {
 			r.recalibrate()
 		}
-		warnPayingWallets(reports[:len(views)])
+		paying = warnPayingWallets(reports[:len(views)])
 	}
 	for _, r := range reports {
 		r.lowerFewBlocks()
 		r.lowerAlone()
+	}
+	if paying {
+		recalibratePaying(reports[:len(views)])
 	}
 	return reports, nil
 }

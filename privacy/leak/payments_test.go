@@ -2,6 +2,8 @@ package leak
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -54,10 +56,10 @@ func TestPayingWalletsLowered(t *testing.T) {
 			confident := a.Confident
 			reports := []*Report{a, b}
 			warnSharedClients(reports)
-			warnPayingWallets(reports)
+			fired := warnPayingWallets(reports)
 			warned := strings.Contains(strings.Join(a.Warnings, "\n"), PayEachOther)
-			if warned != c.wantWarned {
-				t.Fatalf("warned %v, want %v: %q", warned, c.wantWarned, a.Warnings)
+			if warned != c.wantWarned || fired != c.wantWarned {
+				t.Fatalf("warned %v (found %v), want %v: %q", warned, fired, c.wantWarned, a.Warnings)
 			}
 			lowered := 0
 			for _, m := range a.Matched {
@@ -89,6 +91,78 @@ func TestPayingWalletsLowered(t *testing.T) {
 			if a.Confident != n {
 				t.Errorf("Confident %d (was %d), want %d", a.Confident, confident, n)
 			}
+			if !fired {
+				return
+			}
+			// Every match of both sessions through payCalibrated.
+			for _, r := range reports {
+				mid := slices.Clone(r.Matched)
+				warnings := len(r.Warnings)
+				recalibratePaying([]*Report{r})
+				lowered, n := 0, 0
+				for i, m := range r.Matched {
+					if want := payCalibrated(mid[i].Probability); m.Probability != want || m.ProbabilityLow != payCalibrated(mid[i].ProbabilityLow) || m.ProbabilityHigh != payCalibrated(mid[i].ProbabilityHigh) {
+						t.Errorf("%s %s: %.4f -> %.4f, want %.4f", r.Session, m.Candidate, mid[i].Probability, m.Probability, want)
+					}
+					if m.Probability < mid[i].Probability {
+						lowered++
+					}
+					if m.Probability >= 0.95 {
+						n++
+					}
+				}
+				if lowered == 0 {
+					t.Errorf("%s: nothing recalibrated", r.Session)
+				}
+				if r.Confident != n {
+					t.Errorf("%s: Confident %d, want %d", r.Session, r.Confident, n)
+				}
+				if len(r.Warnings) != warnings+1 || !strings.Contains(r.Warnings[warnings], fmt.Sprintf("%d of its scripts", lowered)) {
+					t.Errorf("%s: warnings %q, want one more naming %d scripts", r.Session, r.Warnings[warnings:], lowered)
+				}
+			}
 		})
+	}
+}
+
+// TestPayCalibrated: payCalibrated keeps a probability up to the first
+// knot, gives each knot's fraction right at its mean, never raises one,
+// keeps 1 and is monotone.
+func TestPayCalibrated(t *testing.T) {
+	k := payCalibration
+	cases := []struct {
+		name string
+		p    float64
+		want float64
+	}{
+		{"zero", 0, 0},
+		{"below the first knot", k[0].said / 2, k[0].said / 2},
+		{"one", 1, 1},
+	}
+	for _, kn := range k[1:] {
+		cases = append(cases, struct {
+			name string
+			p    float64
+			want float64
+		}{fmt.Sprintf("knot %.3f", kn.said), kn.said, min(kn.said, kn.right)})
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := payCalibrated(c.p); math.Abs(got-c.want) > 1e-12 {
+				t.Errorf("payCalibrated(%.4f) = %.4f, want %.4f", c.p, got, c.want)
+			}
+		})
+	}
+	prev := 0.0
+	for i := range 1001 {
+		p := float64(i) / 1000
+		got := payCalibrated(p)
+		if got > p || got < prev {
+			t.Fatalf("payCalibrated(%.3f) = %.4f: above it, or below %.4f given less", p, got, prev)
+		}
+		prev = got
+	}
+	if payCalibrated(0.9) >= 0.9 {
+		t.Errorf("payCalibrated(0.9) = %.4f: not lowered", payCalibrated(0.9))
 	}
 }
