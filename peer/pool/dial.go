@@ -111,10 +111,9 @@ func (p *Pool) Redial(ctx context.Context, m *Member) error {
 // before Run's look for its whole backoff, doubling each time up to
 // redialMax, while other peers could answer at once. An end this side
 // caused (an abandoned request, peer.ErrAbandoned) is not waited for
-// beyond redialMin either, and still charges nothing: the backoff a
-// member's earlier failures set (Run's look puts it after an abandoned
-// end too, see ended) held a request queued on that connection for up
-// to redialMax.
+// beyond redialMin either, and still charges nothing: a next dial put
+// off for another reason (a sit-out) held a request queued on that
+// connection for up to redialMax.
 func (p *Pool) RedialDue(ctx context.Context, m *Member) error {
 	return p.redialFor(ctx, m, false)
 }
@@ -358,8 +357,8 @@ func (p *Pool) tellLive(m *Member, live *bool) {
 // ended takes in, with mu held, that Run found m's connection ended
 // without a request noticing: a flood is returned, for the caller to ban
 // m with it once mu is released; otherwise m is no longer live and its
-// next dial waits (connectionGone), but for no new failure when this
-// side dropped the connection itself (peer.ErrAbandoned).
+// next dial waits (connectionGone), unless this side dropped the
+// connection itself (peer.ErrAbandoned): then it is due as it was.
 func (p *Pool) ended(m *Member, now time.Time) error {
 	err := m.p.Err()
 	if errors.Is(err, peer.ErrFlooding) {
@@ -368,9 +367,13 @@ func (p *Pool) ended(m *Member, now time.Time) error {
 	m.err, m.reason, m.lapsed = err, "disconnected: "+errString(err), true
 	if errors.Is(err, peer.ErrAbandoned) {
 		// Dropped by this side, which abandoned a request over it: no
-		// failure of the node's, which would slow its return and count
-		// toward forgetting it (see maxFailures).
-		m.backOff(now)
+		// failure of the node's, which would count toward forgetting it
+		// (see maxFailures), and no wait either. Waiting the backoff of
+		// its earlier failures (cleared only by a connection lasting
+		// stableConnection) let requests dropped less than that apart,
+		// which another peer answering first causes, keep an honest
+		// node out of Serving, and of a send, for up to redialMax each
+		// time.
 		return nil
 	}
 	m.connectionGone(now)

@@ -13,32 +13,38 @@ import (
 )
 
 // TestRedialDueAbandonedWaitsNoBackoff: a connection this side dropped,
-// abandoning a request over it, charges its member nothing, but Run's
-// look puts the member's next dial at the backoff of its earlier
-// failures (see ended). A request queued on that connection (a node
-// that hung up on each request before, its failures never cleared) then
-// waited inside RedialDue for that backoff, up to redialMax: 16 s after
-// six failures. It now waits no longer than for a node's own end: within
-// redialMin it dials, beyond it returns at once, wrapping
+// abandoning a request over it, charges its member nothing and, when Run
+// looks, does not put its next dial off (see ended). Run's look used to
+// put it at the backoff of the member's earlier failures: a request
+// queued on that connection (a node that hung up on each request before,
+// its failures never cleared) waited inside RedialDue for that backoff,
+// 16 s after six failures, and the member was out of Serving meanwhile.
+// A next dial put off for another reason (a sit-out) is still not waited
+// for beyond redialMin: RedialDue returns at once, wrapping
 // peer.ErrAbandoned (no blame), the failures as they were.
 func TestRedialDueAbandonedWaitsNoBackoff(t *testing.T) {
 	node, hashes := abandonNode(t)
 	tests := []struct {
 		name     string
-		before   int  // failures in a row before the abandoned end
-		runLook  bool // Run found the end before the request
+		before   int           // failures in a row before the abandoned end
+		dueIn    time.Duration // the next dial, put off before the end
+		runLook  bool          // Run found the end before the request
 		wantDial bool
 	}{
-		{"no failure before, Run looked", 0, true, true},
-		{"a failure before, Run looked", 1, true, true},
-		{"six failures before, Run looked", 6, true, false},
-		{"six failures before, long past, Run did not look", 6, false, true},
+		{"no failure before, Run looked", 0, 0, true, true},
+		{"a failure before, Run looked", 1, 0, true, true},
+		{"six failures before, Run looked", 6, 0, true, true},
+		{"six failures before, long past, Run did not look", 6, 0, false, true},
+		{"six failures, sitting out 8 s, Run looked", 6, 8 * time.Second, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, m, c := connectOne(t, node, nil)
 			p.mu.Lock()
 			m.failures = tt.before
+			if tt.dueIn > 0 {
+				m.nextDial = time.Now().Add(tt.dueIn)
+			}
 			p.mu.Unlock()
 			abandon(t, c, hashes)
 			<-c.Done()
