@@ -95,8 +95,12 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 // within ctx, until the member's next dial is due, while another dial of
 // it runs, and a dial that fails counts as a failure in a row. However
 // many requests ask, a node that refuses dials is dialled at the
-// backoff's pace. Only the user's own word, Add, dials at once whatever
-// the backoff.
+// backoff's pace, one dial at a time; but dials a request's short
+// deadline cuts before the pool's timeout count nothing, so requests of
+// such deadlines dial a node that stalls its handshake once each (see
+// TestStalledHandshakeDialPace; a client's requests pick live members,
+// and the end once taken in leaves it not live). Only the user's own
+// word, Add, dials at once whatever the backoff.
 func (p *Pool) Redial(ctx context.Context, m *Member) error {
 	return p.redialFor(ctx, m, true)
 }
