@@ -169,9 +169,8 @@ redialled) it says so on standard error, naming each and why, and says
 when one is back.
 
 Exit status: 0 done (warnings, if any, on standard error or in --json's
-"warnings", among them a --privacy-target not met with
---allow-short-covers), 2 bad
-input, 1 failure (a --privacy-target not met without --allow-short-covers,
+"warnings", among them a --privacy-target not met with --allow-short-covers),
+2 bad input, 1 failure (a --privacy-target not met without --allow-short-covers,
 no usable peer, peers in conflict over more than 64
 blocks, --from or --to above the nodes' tip, a chain saved in --datadir that
 the nodes do not extend, as a regtest node restarted does not), 130
