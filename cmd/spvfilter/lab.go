@@ -291,7 +291,7 @@ func runLab(a *app, f *labFlags, fl *pflag.FlagSet) error {
 			return err
 		}
 	}
-	a.warn(warnings)
+	a.warnBesideResult(warnings)
 	if a.json {
 		return a.printJSON(labOutput(rep, source, f, warnings))
 	}

@@ -53,11 +53,13 @@ type labDoc struct {
 	Warnings []string `json:"warnings"`
 }
 
+// runLabJSON runs lab --json with args, and checks that its warnings are
+// in the JSON alone: standard error holds no text.
 func runLabJSON(t *testing.T, args ...string) labDoc {
 	t.Helper()
 	stdout, stderr, status := runCLI(t, "", append([]string{"lab", "--json"}, args...)...)
-	if status != exitOK {
-		t.Fatalf("status %d: %s", status, stderr)
+	if status != exitOK || stderr != "" {
+		t.Fatalf("status %d, standard error %q: want 0 and no text there", status, stderr)
 	}
 	var doc labDoc
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {

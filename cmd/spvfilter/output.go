@@ -36,6 +36,30 @@ func (a *app) warn(warnings []string) {
 	}
 }
 
+// warnBesideResult writes warnings as warn does, but not with --json:
+// the result's JSON carries them in its "warnings", and standard error
+// then holds no text, so that the output read with 2>&1 is JSON alone.
+func (a *app) warnBesideResult(warnings []string) {
+	if !a.json {
+		a.warn(warnings)
+	}
+}
+
+// warnAlone writes warnings that no result carries (one before a result
+// that comes later, or of a command that failed): as warn does, or with
+// --json as one JSON line {"warning": ...} each.
+func (a *app) warnAlone(warnings []string) {
+	if !a.json {
+		a.warn(warnings)
+		return
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(a.stderr, "%s\n", plainJSON(struct {
+			Warning string `json:"warning"`
+		}{w}))
+	}
+}
+
 // orEmpty returns warnings, or an empty list for none, so that JSON shows
 // "warnings": [] rather than null.
 func orEmpty(warnings []string) []string {

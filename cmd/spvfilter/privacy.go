@@ -264,7 +264,7 @@ func (r *modelRun) one() error {
 		return err
 	}
 	out.Plot, out.PlotJ = r.f.plot, r.f.plotJ
-	printWarnings(r.a, res.Warnings)
+	r.a.warnBesideResult(res.Warnings)
 	if r.a.json {
 		return r.a.printJSON(out)
 	}
@@ -323,7 +323,7 @@ func (r *modelRun) sweep() error {
 		return err
 	}
 	warnings := sweepWarnings(s, results)
-	printWarnings(r.a, warnings)
+	r.a.warnBesideResult(warnings)
 	if r.a.json {
 		// One object, naming what was swept: the results follow the
 		// values in order.

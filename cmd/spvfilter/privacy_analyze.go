@@ -95,7 +95,7 @@ match gets the probability that it belongs to the wallet. The estimated
 wallet size, each match's probability and each link's come with a 95%
 interval (JSON keys ending in _low and _high). A filter that matches
 everything, or whose fill is far from one half, is warned about on
-standard error and in the JSON "warnings". The text report ends with what
+standard error, or with --json in "warnings". The text report ends with what
 to run next: the same run with --json, with --link when several sessions
 were not linked, and privacy evaluate when the capture lies beside the
 labels of privacy simulate.`
@@ -186,7 +186,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	}
 	rep := reps[0]
 	rep.Warnings = read.skipWarnings(rep.Warnings)
-	printWarnings(a, rep.Warnings)
+	a.warnBesideResult(rep.Warnings)
 	if a.json {
 		return a.printJSON(rep)
 	}
@@ -323,8 +323,11 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 		if len(all) > attack.MaxFilters {
 			return badInput("--intersect: the %d sessions loaded %d filters, at most %d can be intersected", len(sessions), len(all), attack.MaxFilters)
 		}
-		// Said before the work starts: the join is an assumption.
-		fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %s as one wallet's: %s\n", plural(len(sessions), "session"), strings.Join(ids, ", "))
+		// Said before the work starts: the join is an assumption (with
+		// --json, the intersection's "sessions" name them).
+		if !a.json {
+			fmt.Fprintf(a.stderr, "spvfilter: --intersect joins %s as one wallet's: %s\n", plural(len(sessions), "session"), strings.Join(ids, ", "))
+		}
 		groups = append(groups, all)
 	}
 	// The reports, checked here, are made again by the capture report
@@ -347,7 +350,7 @@ func runAnalyzeCapture(a *app, f *analyzeFlags, opts attack.AnalyzeOptions) erro
 		return err
 	}
 	out.Warnings = read.skipWarnings(out.Warnings)
-	printWarnings(a, out.Warnings)
+	a.warnBesideResult(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}
@@ -402,13 +405,6 @@ func analyzeNext(f *analyzeFlags, sessions int) []string {
 		next = append(next, run+" --link    # which sessions probably share a wallet")
 	}
 	return append(next, evaluateNext(f.capture, "report.json")...)
-}
-
-// printWarnings prints each warning on standard error.
-func printWarnings(a *app, warnings []string) {
-	for _, w := range warnings {
-		fmt.Fprintf(a.stderr, "spvfilter: warning: %s\n", w)
-	}
 }
 
 func printCaptureAnalysis(w io.Writer, out *attack.CaptureReport, show int) {

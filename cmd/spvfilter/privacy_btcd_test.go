@@ -303,8 +303,16 @@ func TestPrivacyAnalyzeTwoWallets(t *testing.T) {
 	if got.Intersection == nil || got.Intersection.MatchedCount != 0 {
 		t.Errorf("intersection of all sessions: %+v", got.Intersection)
 	}
-	if !strings.Contains(stderr, "--intersect joins 3 sessions") {
-		t.Errorf("--intersect did not name the sessions it joins: %q", stderr)
+	// With --json the intersection names them (in "sessions"), and
+	// standard error holds no text.
+	var joined struct {
+		Intersection struct {
+			Sessions []string `json:"sessions"`
+		} `json:"intersection"`
+	}
+	decodeJSON(t, stdout, &joined)
+	if len(joined.Intersection.Sessions) != 3 || stderr != "" {
+		t.Errorf("--intersect named the sessions %q, standard error %q: want 3 named, no text", joined.Intersection.Sessions, stderr)
 	}
 	// Linking: alice's sessions, not bob's.
 	if len(got.Links.Pairs) != 3 {

@@ -270,12 +270,8 @@ func (a *app) printCaptureStats(dataOnStdout bool, st capture.RelayStats, warnin
 	if a.json {
 		// Standard error holds JSON lines: each warning is one, unless
 		// the statistics, which carry them, go there.
-		for _, w := range warnings {
-			if !dataOnStdout {
-				fmt.Fprintf(a.stderr, "%s\n", plainJSON(struct {
-					Warning string `json:"warning"`
-				}{w}))
-			}
+		if !dataOnStdout {
+			a.warnAlone(warnings)
 		}
 		js := newCaptureStatsJSON(st)
 		js.Warnings = orEmpty(warnings)

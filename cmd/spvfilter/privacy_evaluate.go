@@ -153,7 +153,7 @@ func runEvaluate(a *app, f *evaluateFlags) error {
 	if err != nil {
 		return err
 	}
-	a.warn(score.Warnings)
+	a.warnBesideResult(score.Warnings)
 	if a.json {
 		err = a.printJSON(score)
 	} else {

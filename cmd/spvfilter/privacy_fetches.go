@@ -204,7 +204,8 @@ func runFetches(a *app, f *fetchesFlags) error {
 	if err != nil {
 		return indexError(f.index, head, err)
 	}
-	if f.intersect || f.collude {
+	if (f.intersect || f.collude) && !a.json {
+		// With --json, the report names the sessions it joins.
 		sayJoined(a.stderr, f, sessions)
 	}
 	reps, err := attack.AnalyzeFetches(sessions, ir, attack.FetchOptions{MaxMatches: f.maxMatches, Intersect: f.intersect, Collude: f.collude, CoverTarget: f.coverTarget})
@@ -218,7 +219,7 @@ func runFetches(a *app, f *fetchesFlags) error {
 		return err
 	}
 	out := newFetchesOutput(f, ir.Header(), reps, bip37)
-	a.warn(out.Warnings)
+	a.warnBesideResult(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}

@@ -93,7 +93,7 @@ func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 	if err != nil {
 		return modelFields.badParams(err, fl)
 	}
-	printWarnings(a, r.Warnings)
+	a.warnBesideResult(r.Warnings)
 	if a.json {
 		rows := make([]adviceRowJSON, len(r.Rows))
 		for i, row := range r.Rows {

@@ -112,7 +112,10 @@ func TestPrivacyModelTargetAgreesWithModel(t *testing.T) {
 			if len(a.Rows) != tc.rows || a.SizingsSearched == 0 || a.Warnings == nil {
 				t.Fatalf("advice %+v", a)
 			}
-			if !tc.reachable && (len(a.Warnings) == 0 || !strings.Contains(stderr, "no filter Bitcoin Core builds")) {
+			if stderr != "" {
+				t.Errorf("--json: standard error %q, want the warnings in the JSON alone", stderr)
+			}
+			if !tc.reachable && !strings.Contains(strings.Join(a.Warnings, "\n"), "no filter Bitcoin Core builds") {
 				t.Errorf("unreachable target without a warning: %q / %s", a.Warnings, stderr)
 			}
 			for _, row := range a.Rows {

@@ -275,11 +275,9 @@ func printUniverseResult(a *app, f *universeFlags, st universe.Stats, to int32) 
 	// One node gave the chain and its blocks: nothing it sent was
 	// compared with another node's.
 	warnings := []string{fmt.Sprintf("the universe rests on one peer, --peer %s: its blocks match the headers it sent, but no other peer confirmed that chain (a node can serve a chain of its own)", f.peer)}
-	if !a.json || f.out != "-" {
-		// With --json and --out -, the statistics go to standard error
-		// and carry the warnings: that one JSON object is all it holds.
-		a.warn(warnings)
-	}
+	// With --json the statistics carry the warnings, on standard output
+	// or, with --out -, as the one JSON object standard error holds.
+	a.warnBesideResult(warnings)
 	if a.json {
 		return printStats(a, f.out == "-", universeStatsJSON{
 			BlockCount: st.Blocks, AddressCount: st.Addresses, PubKeyCount: st.PubKeys, ScriptCount: st.Scripts,

@@ -168,9 +168,9 @@ its warnings). With no peer in use for 10 seconds (all gone away; they are
 redialled) it says so on standard error, naming each and why, and says
 when one is back.
 
-Exit status: 0 done (warnings, if any, on standard error and in --json,
-among them a --privacy-target not met with --allow-short-covers), 2 bad
-input, 1 failure (a --privacy-target not met without --allow-short-covers,
+Exit status: 0 done (warnings, if any, on standard error or in --json's
+"warnings", among them a --privacy-target not met with --allow-short-covers),
+2 bad input, 1 failure (a --privacy-target not met without --allow-short-covers,
 no usable peer, peers in conflict over more than 64
 blocks, --from or --to above the nodes' tip, a chain saved in --datadir that
 the nodes do not extend, as a regtest node restarted does not), 130
@@ -687,7 +687,7 @@ func (a *app) runScan(cmd *cobra.Command, fl *scanFlags) error {
 	}
 	out := newScanJSON(plan, res, time.Since(start))
 	out.Warnings = plan.nodes.namedAll(out.Warnings)
-	a.warn(out.Warnings)
+	a.warnBesideResult(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}

@@ -484,7 +484,7 @@ func (a *app) warnFailedBIP37(plan *scanPlan, err error) {
 	if lerr != nil {
 		return
 	}
-	a.warn([]string{plan.nodes.named("the scan ended before its result, but the peers keep the filters they received: " + bip37LeakLine(l))})
+	a.warnAlone([]string{plan.nodes.named("the scan ended before its result, but the peers keep the filters they received: " + bip37LeakLine(l))})
 }
 
 // bip37LeakLine says in one line what the filters told the peer.

@@ -850,6 +850,7 @@ func outpointSentInClear(t *testing.T, node *peertest.Node, alice *peertest.Key,
 				PHAll      float64 `json:"p_h_all_exact"`
 			} `json:"collusion"`
 		} `json:"leak"`
+		Warnings []string `json:"warnings"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatal(err)
@@ -882,8 +883,9 @@ func outpointSentInClear(t *testing.T, node *peertest.Node, alice *peertest.Key,
 	if len(adds) != 1 || string(adds[0].Data) != string(bip37.OutPointBytes(&op)) {
 		t.Fatalf("filteradds %v: want alice's outpoint %v", adds, op)
 	}
-	if c.FilterAdds != 1 || c.Revealed != 1 || c.PHAll != 1 || out.Leak.Target.Met || !strings.Contains(stderr, "go out in clear (filteradd)") {
-		t.Errorf("leak %+v; stderr %q", out.Leak, stderr)
+	if c.FilterAdds != 1 || c.Revealed != 1 || c.PHAll != 1 || out.Leak.Target.Met || stderr != "" ||
+		!strings.Contains(strings.Join(out.Warnings, "\n"), "go out in clear (filteradd)") {
+		t.Errorf("leak %+v; warnings %q; stderr %q (want none with --json)", out.Leak, out.Warnings, stderr)
 	}
 	return true
 }
@@ -910,6 +912,27 @@ func TestScanBIP37FailedWarnsLeak(t *testing.T) {
 	t.Logf("stderr: %s", stderr)
 	if status != exitFailure || loads == 0 || !strings.Contains(stderr, want) {
 		t.Errorf("status %d, %d filterloads, stderr %q: want %q", status, loads, stderr, want)
+	}
+	// With --json no result carries the warning: standard error holds it
+	// as a JSON line {"warning": ...} before the error's object, and no
+	// text.
+	_, stderr, status = runCLI(t, "", "scan", "--json", "--network", "regtest", "--peer", relay.Addr, "--mode", "bip37",
+		"--watch", alice.Address(node.Params).EncodeAddress())
+	dec := json.NewDecoder(strings.NewReader(stderr))
+	var warned, failed bool
+	for dec.More() {
+		var v struct {
+			Warning string `json:"warning"`
+			Error   string `json:"error"`
+		}
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("--json: standard error is not JSON alone (%v): %q", err, stderr)
+		}
+		warned = warned || strings.Contains(v.Warning, "the peers keep the filters they received: leak (bip37")
+		failed = failed || v.Error != ""
+	}
+	if status != exitFailure || !warned || !failed {
+		t.Errorf("--json: status %d, stderr %q: want the leak warning and the error, as JSON", status, stderr)
 	}
 }
 

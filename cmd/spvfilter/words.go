@@ -309,28 +309,15 @@ func (ff fieldFlags) jointBlame(fe *model.FieldError, fl *pflag.FlagSet) string 
 		if blocks, ok := given("blocks"); ok {
 			return fmt.Sprintf("%s: fewer than the %s blocks each script appears in", flagAndValue(fl, blocks), flagAndValue(fl, ff["appearances"]))
 		}
-	case fe.Field == "fetch.decoys_per_session":
-		// "not in 0..MAX and below half the blocks": the flag of the
-		// blocks and the largest value they allow.
-		var most int
-		blocks, err := fl.GetInt(ff["chain.block_count"])
-		if _, serr := fmt.Sscanf(fe.Msg, "not in 0..%d", &most); serr != nil || err != nil {
-			return ""
-		}
-		if half := max(blocks/2-1, 0); half < most {
-			return fmt.Sprintf("%s: not in 0..%d: a session's decoys are fewer than half the %s",
-				flagAndValue(fl, ff[fe.Field]), half, flagAndValue(fl, ff["chain.block_count"]))
-		}
-		return fmt.Sprintf("%s: not in 0..%d", flagAndValue(fl, ff[fe.Field]), most)
-	case fe.Field == "chain.block_count" && strings.HasPrefix(fe.Msg, "blocks of "):
-		// "blocks of N transactions: more than MAX in all": the flag
-		// that sets N, and the blocks that fit.
-		var txs, most int
-		if _, err := fmt.Sscanf(fe.Msg, "blocks of %d transactions: more than %d in all", &txs, &most); err != nil || txs <= 0 {
-			return ""
-		}
-		return fmt.Sprintf("%s: with %s, more than the %d transactions a simulated chain holds: give at most %d blocks, or fewer transactions per block",
-			flagAndValue(fl, ff[fe.Field]), flagAndValue(fl, ff["chain.txs_per_block"]), most, most/txs)
+	case fe.Field == "fetch.decoys_per_session" && fe.Other == "chain.block_count":
+		// The blocks bound the decoys: their flag and the most they allow.
+		return fmt.Sprintf("%s: not in 0..%s: a session's decoys are fewer than half the %s",
+			flagAndValue(fl, ff[fe.Field]), fe.Most, flagAndValue(fl, ff[fe.Other]))
+	case fe.Field == "chain.block_count" && fe.Other == "chain.txs_per_block":
+		// The transactions per block bound the blocks: their flag, and
+		// the blocks that fit.
+		return fmt.Sprintf("%s: with %s, more than the %d transactions a simulated chain holds: give at most %s blocks, or fewer transactions per block",
+			flagAndValue(fl, ff[fe.Field]), flagAndValue(fl, ff[fe.Other]), simulate.MaxChainTransactions, fe.Most)
 	}
 	return ""
 }

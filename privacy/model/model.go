@@ -20,6 +20,14 @@ type FieldError struct {
 	Field string // the field's JSON key, such as "fp_rate"
 	Value string // its value
 	Msg   string // what is wrong with it
+	// Other is, for a rule that bounds the field by another, the other
+	// field's JSON key, and OtherValue its value; both are "" for a rule
+	// of the field alone.
+	Other      string
+	OtherValue string
+	// Most, when not "", is the largest value of the field the rule
+	// allows (given Other's value, for a rule over two fields).
+	Most string
 }
 
 func (e *FieldError) Error() string {

@@ -546,7 +546,7 @@ func TestBadOptions(t *testing.T) {
 		{"pay alone", func(o *Options) { o.Wallets = 1 }, "pay_fraction", "two wallets"},
 		{"nothing", func(o *Options) { o.Wallets, o.Noise, o.Degenerate, o.Fetch.Wallets, o.Fetch.Noise = 0, 0, 0, 0, 0 }, "", "nothing to simulate"},
 		{"too many addresses", func(o *Options) { o.Wallets, o.Addresses = 10_000, IntRange{1, 100_000} }, "wallet_count", "addresses"},
-		{"decoys", func(o *Options) { o.Chain.Blocks, o.Fetch.Decoys = 20, 10 }, "fetch.decoys_per_session", "half the blocks"},
+		{"decoys", func(o *Options) { o.Chain.Blocks, o.Fetch.Decoys = 20, 10 }, "fetch.decoys_per_session", "half of chain.block_count 20"},
 		{"chain too short", func(o *Options) { o.Chain.Blocks = 0 }, "chain.block_count", "not in 10.."},
 		{"chain too long", func(o *Options) { o.Chain.Blocks, o.Chain.TxsPerBlock = 1_000_000, 1000 }, "chain.block_count", "transactions"},
 		{"regime", func(o *Options) { o.Regime = "sometimes" }, "regime", "want one of standard"},

@@ -177,6 +177,11 @@ func DefaultOptions() Options {
 	}
 }
 
+// MaxChainTransactions is the most transactions a simulated chain holds
+// (Chain.Blocks times Chain.TxsPerBlock): it bounds the chain's own
+// transactions, and so the candidates.
+const MaxChainTransactions = 2_000_000
+
 // Limits of a simulation, so that its files stay of a size a test or a
 // laptop handles.
 const (
@@ -189,9 +194,6 @@ const (
 	maxFetchWallets = 1_000
 	maxPayments     = 1_000
 	maxDecoys       = 1_000
-	// maxChainTxs bounds the chain's own transactions, and so its
-	// candidates.
-	maxChainTxs = 2_000_000
 	// maxTotalAddresses bounds all wallets' addresses together, and
 	// maxTotalSessions the sessions of either side.
 	maxTotalAddresses = 5_000_000
@@ -217,7 +219,9 @@ func (o *Options) validate() error {
 		{o.Degenerate >= 0 && o.Degenerate <= maxSpecial, "degenerate_session_count", o.Degenerate, fmt.Sprintf("not in 0..%d", maxSpecial)},
 		{o.Chain.Blocks >= 10 && o.Chain.Blocks <= maxBlocks, "chain.block_count", o.Chain.Blocks, fmt.Sprintf("not in 10..%d", maxBlocks)},
 		{o.Chain.TxsPerBlock >= 1 && o.Chain.TxsPerBlock <= maxTxsPerBlock, "chain.txs_per_block", o.Chain.TxsPerBlock, fmt.Sprintf("not in 1..%d", maxTxsPerBlock)},
-		{int64(o.Chain.Blocks)*int64(o.Chain.TxsPerBlock) <= maxChainTxs, "chain.block_count", o.Chain.Blocks, fmt.Sprintf("blocks of %d transactions: more than %d in all", o.Chain.TxsPerBlock, maxChainTxs)},
+		{int64(o.Chain.Blocks)*int64(o.Chain.TxsPerBlock) <= MaxChainTransactions, "chain.block_count",
+			bound{o.Chain.Blocks, "chain.txs_per_block", o.Chain.TxsPerBlock, MaxChainTransactions / max(o.Chain.TxsPerBlock, 1)},
+			fmt.Sprintf("with chain.txs_per_block %d, more than the %d transactions of a chain: at most %d blocks", o.Chain.TxsPerBlock, MaxChainTransactions, MaxChainTransactions/max(o.Chain.TxsPerBlock, 1))},
 		{o.Wallets+o.Noise+o.Degenerate+o.Fetch.Wallets+o.Fetch.Noise > 0, "", nil, "nothing to simulate: no wallet and no noise or degenerate session on either side"},
 		{o.Wallets == 0 || o.Wallets > 1 || o.PayFraction == 0, "pay_fraction", o.PayFraction, "a wallet can only pay another: it needs two wallets"},
 		{o.Wallets*o.Sessions.Max+o.Noise+o.Degenerate <= maxTotalSessions, "wallet_count", o.Wallets, fmt.Sprintf("wallets of up to %d sessions, %d noise and %d degenerate: more than %d sessions", o.Sessions.Max, o.Noise, o.Degenerate, maxTotalSessions)},
@@ -240,14 +244,28 @@ func (f *FetchOptions) validate(blocks int) error {
 		{f.Sessions.Min >= 1 && f.Sessions.Max <= maxSessions && f.Sessions.Min <= f.Sessions.Max, "fetch.sessions_per_wallet", f.Sessions, fmt.Sprintf("not within 1..%d", maxSessions)},
 		{f.Payments.Min >= 1 && f.Payments.Max <= maxPayments && f.Payments.Min <= f.Payments.Max, "fetch.payments_per_wallet", f.Payments, fmt.Sprintf("not within 1..%d", maxPayments)},
 		{f.Payers.Min >= 1 && f.Payers.Max <= maxPayments && f.Payers.Min <= f.Payers.Max, "fetch.payers_per_wallet", f.Payers, fmt.Sprintf("not within 1..%d", maxPayments)},
-		{f.Decoys >= 0 && f.Decoys <= maxDecoys && f.Decoys < blocks/2, "fetch.decoys_per_session", f.Decoys, fmt.Sprintf("not in 0..%d and below half the blocks", maxDecoys)},
+		decoysCheck(f.Decoys, blocks),
 		{f.Noise >= 0 && f.Noise <= maxSpecial, "fetch.noise_session_count", f.Noise, fmt.Sprintf("not in 0..%d", maxSpecial)},
 		{f.Wallets*f.Sessions.Max+f.Noise <= maxTotalSessions, "fetch.wallet_count", f.Wallets, fmt.Sprintf("fetch wallets of up to %d sessions and %d noise sessions: more than %d", f.Sessions.Max, f.Noise, maxTotalSessions)},
 	})
 }
 
+// decoysCheck is the rule of a fetch session's decoys: at most maxDecoys,
+// and fewer than half the blocks of the chain, so that a session still
+// has blocks of its own to fetch. When the blocks are what binds, the
+// rule names chain.block_count and the decoys it allows.
+func decoysCheck(decoys, blocks int) optionCheck {
+	ok := decoys >= 0 && decoys <= maxDecoys && decoys < blocks/2
+	if half := max(blocks/2-1, 0); half < maxDecoys {
+		return optionCheck{ok, "fetch.decoys_per_session", bound{decoys, "chain.block_count", blocks, half},
+			fmt.Sprintf("not in 0..%d: fewer than half of chain.block_count %d", half, blocks)}
+	}
+	return optionCheck{ok, "fetch.decoys_per_session", decoys, fmt.Sprintf("not in 0..%d", maxDecoys)}
+}
+
 // optionCheck is a rule of the options: when ok is false, the field (its
-// JSON key, "" for a rule of several) holds value, and msg says why.
+// JSON key, "" for a rule of several) holds value, and msg says why. A
+// value of type bound is that of a rule that bounds the field by another.
 type optionCheck struct {
 	ok    bool
 	field string
@@ -255,8 +273,19 @@ type optionCheck struct {
 	msg   string
 }
 
+// bound is the value of a field that another field bounds: the field's
+// value, the other field's JSON key and value, and the most the rule
+// allows the field given the other's value.
+type bound struct {
+	value      any
+	other      string
+	otherValue any
+	most       int
+}
+
 // firstFailed returns the error of the first rule that fails: a
-// model.FieldError of kind ErrBadOptions naming its field.
+// model.FieldError of kind ErrBadOptions naming its field, and for a
+// bound the other field and the most the rule allows.
 func firstFailed(checks []optionCheck) error {
 	for _, c := range checks {
 		switch {
@@ -264,7 +293,11 @@ func firstFailed(checks []optionCheck) error {
 		case c.field == "":
 			return fmt.Errorf("%w: %s", ErrBadOptions, c.msg)
 		default:
-			return &model.FieldError{Kind: ErrBadOptions, Field: c.field, Value: fmt.Sprint(c.value), Msg: c.msg}
+			fe := &model.FieldError{Kind: ErrBadOptions, Field: c.field, Value: fmt.Sprint(c.value), Msg: c.msg}
+			if b, ok := c.value.(bound); ok {
+				fe.Value, fe.Other, fe.OtherValue, fe.Most = fmt.Sprint(b.value), b.other, fmt.Sprint(b.otherValue), fmt.Sprint(b.most)
+			}
+			return fe
 		}
 	}
 	return nil
