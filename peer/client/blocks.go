@@ -44,11 +44,16 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 // round's blocks arrive in an order the plan shuffles, so the blocks
 // that came in before a damaged one do not break the row: the bound is
 // kept over the whole download). The plans after the first note
-// nothing: the first one's note stands for the download.
+// nothing: the first one's note stands for the download. A peer that
+// fetchAgain could not dial again is left out of the plans after it.
 func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int) error {
 	plans := log
+	out := map[*pool.Member]bool{}
 	for damaged := 0; ; damaged++ {
 		p, err := c.planFetches(plans, want, own)
+		if err == nil {
+			err = c.planAround(p, out, own)
+		}
 		if err != nil {
 			return err
 		}
@@ -59,7 +64,7 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 		if err == nil {
 			return nil
 		}
-		if damaged == maxDamagedAsks || !c.fetchAgain(ctx, p, err) {
+		if damaged == maxDamagedAsks || !c.fetchAgain(ctx, p, err, out) {
 			return err
 		}
 		want = slices.DeleteFunc(want, func(h int32) bool { return got[h] != nil })
@@ -77,8 +82,10 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 // cancelling of their requests ended (one its node ended itself, only if
 // its next dial is due soon: see pool.Pool.RedialDue). A peer that
 // cannot be dialled again fails the download as ever, and is dropped,
-// not banned; a lie is judged as ever.
-func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
+// not banned; an other peer that is not dialled again is put in out, for
+// the blocks to be planned around it (see planAround); a lie is judged as
+// ever.
+func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error, out map[*pool.Member]bool) bool {
 	m := damagedMember(err)
 	if m == nil || ctx.Err() != nil {
 		return false
@@ -99,10 +106,44 @@ func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
 		c.awaitConnEnd(ctx, o)
 		if rerr := c.pool.RedialDue(ctx, o); rerr != nil {
 			c.logf("%s: dialling again after another peer's damaged block: %v", o.Addr(), rerr)
+			out[o] = true
 		}
 	}
 	c.logf("%v: dialled again, the blocks not in asked again", err)
 	return true
+}
+
+// planAround gives the heights plan p puts on a peer of out, which
+// fetchAgain did not dial again, to the other peers holding them, picked
+// as planFetches picks. Such a peer may still count as live: a
+// connection this side dropped (an abandoned request, peer.ErrAbandoned)
+// leaves its member live until the pool's look, and its next request
+// asks pool.Pool.RedialDue again, which refuses it again, failing the
+// download that other peers could serve. Fails as planFetches does when
+// no other peer holds a height, or the share cannot be kept.
+func (c *Client) planAround(p *fetchPlan, out map[*pool.Member]bool, own map[int32][]int) error {
+	if len(out) == 0 {
+		return nil
+	}
+	for _, h := range p.order {
+		m := p.to[h]
+		if !out[m] {
+			continue
+		}
+		if p.load[m]--; p.load[m] == 0 {
+			delete(p.load, m)
+		}
+		ms := slices.DeleteFunc(c.reaching(wire.SFNodeWitness, h), func(o *pool.Member) bool { return out[o] })
+		if len(ms) == 0 {
+			return c.noPeers("getdata block")
+		}
+		best := p.pick(ms, own[h])
+		if share := c.cfg.FetchSpread; share > 0 && p.load[best] >= p.cap {
+			return &SpreadError{Share: share, Peers: len(ms), Heights: len(p.order), Cap: p.cap}
+		}
+		p.assign(h, best, own[h])
+	}
+	return nil
 }
 
 // FetchBlocks downloads the blocks from..to of the chain, spread over the
