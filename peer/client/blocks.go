@@ -18,6 +18,13 @@ import (
 // The blocks of an earlier pass of the operation (log) are not asked for
 // again.
 func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32, own map[int32][]int) ([]*wire.MsgBlock, error) {
+	return c.fetchBlocksAround(ctx, log, heights, own, map[*pool.Member]bool{})
+}
+
+// fetchBlocksAround is fetchBlocks, the peers of out left out of its
+// plans, and those it leaves out added (see fetchWanted): FetchBlocks
+// keeps them over its windows.
+func (c *Client) fetchBlocksAround(ctx context.Context, log *scanLog, heights []int32, own map[int32][]int, out map[*pool.Member]bool) ([]*wire.MsgBlock, error) {
 	var want []int32
 	for _, h := range heights {
 		if log.held[c.chain.Hash(h)] == nil {
@@ -25,15 +32,15 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 		}
 	}
 	if len(want) > 0 {
-		if err := c.fetchWanted(ctx, log, want, own); err != nil {
+		if err := c.fetchWanted(ctx, log, want, own, out); err != nil {
 			return nil, err
 		}
 	}
-	out := make([]*wire.MsgBlock, len(heights))
+	blocks := make([]*wire.MsgBlock, len(heights))
 	for i, h := range heights {
-		out[i] = log.held[c.chain.Hash(h)]
+		blocks[i] = log.held[c.chain.Hash(h)]
 	}
-	return out, nil
+	return blocks, nil
 }
 
 // fetchWanted downloads the blocks at heights want as planFetches plans
@@ -45,11 +52,13 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 // that came in before a damaged one do not break the row: the bound is
 // kept over the whole download). The plans after the first note
 // nothing: the first one's note stands for the download. A peer that
-// fetchAgain could not dial again is left out of the plans after it.
-func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int) error {
+// fetchAgain could not dial again is left out of the plans after it
+// (put in out), as is one whose request failed on a connection this side
+// dropped that was not dialled again (see leftOut): the blocks not in go
+// to the others.
+func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int, out map[*pool.Member]bool) error {
 	plans := log
-	out := map[*pool.Member]bool{}
-	for damaged := 0; ; damaged++ {
+	for damaged := 0; ; {
 		p, err := c.planFetches(plans, want, own)
 		if err == nil {
 			err = c.planAround(p, out, own)
@@ -64,8 +73,13 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 		if err == nil {
 			return nil
 		}
-		if damaged == maxDamagedAsks || !c.fetchAgain(ctx, p, err, out) {
+		if m := leftOut(err); m != nil && !out[m] && ctx.Err() == nil {
+			c.logf("%v: the blocks not in asked of the other peers", err)
+			out[m] = true // once a member: bounded by the pool's members
+		} else if damaged == maxDamagedAsks || !c.fetchAgain(ctx, p, err, out) {
 			return err
+		} else {
+			damaged++
 		}
 		want = slices.DeleteFunc(want, func(h int32) bool { return got[h] != nil })
 		plans = newScanLog()
@@ -113,6 +127,19 @@ func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error, out ma
 	return true
 }
 
+// leftOut returns the member whose request failed the download with err
+// on a connection this side dropped (peer.ErrAbandoned, no lie): one
+// that pool.Pool.RedialDue did not dial again, its next dial far off. It
+// still counts as live (the pool takes in such an end at its look, and
+// charges nothing), and every plan would put blocks on it again.
+func leftOut(err error) *pool.Member {
+	var f *pool.Failure
+	if !errors.As(err, &f) || !errors.Is(f.Err, peer.ErrAbandoned) || isLie(f.Err) {
+		return nil
+	}
+	return f.Member
+}
+
 // planAround gives the heights plan p puts on a peer of out, which
 // fetchAgain did not dial again, to the other peers holding them, picked
 // as planFetches picks. Such a peer may still count as live: a
@@ -158,12 +185,13 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 		return fmt.Errorf("client: %w", err)
 	}
 	window := int32(peer.MaxBlocksPerRequest * max(1, len(c.pool.Serving(wire.SFNodeWitness))))
+	out := map[*pool.Member]bool{} // peers left out of the download (see fetchWanted)
 	for start := from; start <= to; start += window {
 		var heights []int32
 		for h := start; h <= min(to, start+window-1); h++ {
 			heights = append(heights, h)
 		}
-		blocks, err := c.fetchBlocks(ctx, newScanLog(), heights, nil)
+		blocks, err := c.fetchBlocksAround(ctx, newScanLog(), heights, nil, out)
 		if err != nil {
 			var f *pool.Failure
 			if errors.As(err, &f) {

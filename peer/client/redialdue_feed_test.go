@@ -138,47 +138,107 @@ func pushBackoff(ctx context.Context, t *testing.T, c *Client, liar string, r *m
 
 // TestDamagedBlockWaitsNoOtherBackoff: blocks fetched over an honest
 // peer, one whose link damages its first block answer, and a slow one
-// (its blocks 2 s late) whose earlier hang-ups put its next dial 8 s
-// off. The damage cancels the slow peer's request in flight, dropping
-// its connection, and the blocks not in are asked again (fetchAgain),
-// the plan's other peers readied first: with Pool.Redial that waited
-// for the slow peer's backoff. It waits no longer than a first failure's
-// backoff, every block comes, and the honest peer is charged nothing.
+// (its first block 2 s late) whose earlier hang-ups put its next dial
+// 8 s off. The damage cancels the slow peer's request in flight,
+// dropping its connection, and the blocks not in are asked again
+// (fetchAgain), the plan's other peers readied first: with Pool.Redial
+// that waited 8 s for the slow peer's backoff. Pool.RedialDue refuses it
+// at once, but it still counted as live: the blocks asked again, and
+// those of FetchBlocks' next window, were planned on it, its request
+// refused the same way, and the fetch failed. It is left out of the
+// download now: every block comes within a first failure's backoff, and
+// the honest peer is charged nothing.
 func TestDamagedBlockWaitsNoOtherBackoff(t *testing.T) {
 	needFixture(t)
+	for _, tt := range []struct {
+		name string
+		to   int32 // the fetch's last height, from 1
+	}{
+		// One window of FetchBlocks: one fetchWanted, its blocks spread
+		// over the three peers.
+		{"one window", peer.MaxBlocksPerRequest * 3},
+		{"every window", fx.tip},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			liar, lr := startModeRelay(t, fx.node.P2PAddr, "block")
+			damager, dr := startModeRelay(t, fx.node.P2PAddr, "block")
+			var readied atomic.Int32 // the plan's other peers readied after the damage
+			log := seenLog{testLog{t, time.Now()}, "dialling again after another peer's damaged block", &readied}
+			c := connectWith(t, Config{Peers: []string{fx.node.P2PAddr, damager, liar}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log})
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			next := int32(1)
+			pushBackoff(ctx, t, c, liar, lr, 5, &next)
+			lr.mode.Store(relaySlow)
+			dr.mode.Store(relayDamage)
+			start := time.Now()
+			var got []int32
+			err := c.FetchBlocks(ctx, 1, tt.to, func(h int32, _ *wire.MsgBlock) error {
+				got = append(got, h)
+				return nil
+			})
+			took := time.Since(start)
+			t.Logf("the fetch of blocks 1..%d took %v", tt.to, took.Round(time.Millisecond))
+			unharmedAt(t, c, fx.node.P2PAddr)
+			if dr.mode.Load() != relayPlain || readied.Load() == 0 {
+				t.Fatal("no block answer was damaged, or the slow peer was not readied after it: the path was not reached")
+			}
+			if err != nil {
+				t.Fatalf("the fetch: %v", err)
+			}
+			if len(got) != int(tt.to) {
+				t.Errorf("%d blocks fetched, want %d", len(got), tt.to)
+			}
+			if took > 3*time.Second {
+				t.Errorf("the fetch took %v: it waited for the backoff of the slow peer", took)
+			}
+		})
+	}
+}
+
+// TestAbandonedEndFailsNoFetch: a peer whose hang-ups put its next dial
+// 8 s off, dialled again by the user, then a request of this client's
+// over it abandoned (its connection dropped by this side). It still
+// counts as live, so FetchBlocks planned blocks on it; Pool.RedialDue
+// refused its request, which failed the fetch though the honest peer
+// holds every block. Its blocks now go to the honest peer, at once, and
+// neither is charged.
+func TestAbandonedEndFailsNoFetch(t *testing.T) {
+	needFixture(t)
 	liar, lr := startModeRelay(t, fx.node.P2PAddr, "block")
-	damager, dr := startModeRelay(t, fx.node.P2PAddr, "block")
-	var readied atomic.Int32 // the plan's other peers readied after the damage
-	log := seenLog{testLog{t, time.Now()}, "dialling again after another peer's damaged block", &readied}
-	c := connectWith(t, Config{Peers: []string{fx.node.P2PAddr, damager, liar}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log})
+	var left atomic.Int32 // fetches whose blocks not in went to the other peers
+	log := seenLog{testLog{t, time.Now()}, "the blocks not in asked of the other peers", &left}
+	c := connectWith(t, Config{Peers: []string{fx.node.P2PAddr, liar}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	next := int32(1)
 	pushBackoff(ctx, t, c, liar, lr, 5, &next)
-	lr.mode.Store(relaySlow)
-	dr.mode.Store(relayDamage)
-	// One window of FetchBlocks: one fetchWanted, its blocks spread over
-	// the three peers.
-	to := int32(peer.MaxBlocksPerRequest * 3)
+	m := clientMember(t, c, liar)
+	abandonOn(t, c.pool.Conn(m), c.chain)
+	to := int32(peer.MaxBlocksPerRequest * 2)
 	start := time.Now()
-	var got []int32
-	err := c.FetchBlocks(ctx, 1, to, func(h int32, _ *wire.MsgBlock) error {
-		got = append(got, h)
+	n := 0
+	err := c.FetchBlocks(ctx, 1, to, func(int32, *wire.MsgBlock) error {
+		n++
 		return nil
 	})
 	took := time.Since(start)
-	t.Logf("the fetch of blocks 1..%d took %v", to, took.Round(time.Millisecond))
+	st := c.pool.Status(m)
+	t.Logf("the fetch of blocks 1..%d took %v; %s: live %v, reason %q", to, took.Round(time.Millisecond), liar, st.Live, st.Reason)
 	unharmedAt(t, c, fx.node.P2PAddr)
-	if dr.mode.Load() != relayPlain || readied.Load() == 0 {
-		t.Fatal("no block answer was damaged, or the slow peer was not readied after it: the path was not reached")
-	}
 	if err != nil {
 		t.Fatalf("the fetch: %v", err)
 	}
-	if len(got) != int(to) {
-		t.Errorf("%d blocks fetched, want %d", len(got), to)
+	if left.Load() == 0 {
+		t.Fatal("no request met the abandoned end: the path was not reached")
+	}
+	if n != int(to) {
+		t.Errorf("%d blocks fetched, want %d", n, to)
 	}
 	if took > 3*time.Second {
-		t.Errorf("the fetch took %v: it waited for the backoff of the slow peer", took)
+		t.Errorf("the fetch took %v: it waited for the backoff of the peer whose connection this client dropped", took)
+	}
+	if st.Banned || !st.Live {
+		t.Errorf("the peer was charged for the end this client caused: %+v", st)
 	}
 }
