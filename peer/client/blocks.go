@@ -96,7 +96,7 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 // cancelling of their requests ended (one its node ended itself, only if
 // its next dial is due soon: see pool.Pool.RedialDue). A peer that
 // cannot be dialled again fails the download as ever, and is dropped,
-// not banned; an other peer that is not dialled again is put in out, for
+// not banned; another peer that is not dialled again is put in out, for
 // the blocks to be planned around it (see planAround); a lie is judged as
 // ever.
 func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error, out map[*pool.Member]bool) bool {
@@ -140,9 +140,9 @@ func leftOut(err error) *pool.Member {
 	return f.Member
 }
 
-// planAround gives the heights plan p puts on a peer of out, which
-// fetchAgain did not dial again, to the other peers holding them, picked
-// as planFetches picks. Such a peer may still count as live: a
+// planAround gives the heights plan p puts on a peer of out, which the
+// download did not dial again (see fetchWanted), to the other peers
+// holding them, picked as planFetches picks, for the whole download. Such a peer may still count as live: a
 // connection this side dropped (an abandoned request, peer.ErrAbandoned)
 // leaves its member live until the pool's look, and its next request
 // asks pool.Pool.RedialDue again, which refuses it again, failing the
