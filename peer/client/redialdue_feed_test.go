@@ -1,0 +1,244 @@
+package client
+
+import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// The ways a modeRelay passes a message of its command on.
+const (
+	relayPlain  int32 = iota // as it came
+	relayHangUp              // then hangs up, hangUpAfter later
+	relaySlow                // relaySlowFor late, once, then plain
+	relayDamage              // its last byte flipped, once, then plain
+)
+
+// relaySlowFor is how late a modeRelay in relaySlow passes a message on.
+const relaySlowFor = 2 * time.Second
+
+// modeRelay passes a node's messages on; those of cmd as mode says.
+type modeRelay struct {
+	cmd    atomic.Value // string
+	mode   atomic.Int32
+	served atomic.Int32 // messages of cmd passed on in relayHangUp
+}
+
+// startModeRelay starts a modeRelay to target, plain until told.
+func startModeRelay(t *testing.T, target, cmd string) (string, *modeRelay) {
+	t.Helper()
+	r := &modeRelay{}
+	r.cmd.Store(cmd)
+	addr, _ := listenLoopback(t, func(g *gateConns, c net.Conn) {
+		u, err := net.Dial("tcp", target)
+		if err != nil {
+			c.Close()
+			return
+		}
+		g.add(u)
+		go io.Copy(u, c)
+		go func() {
+			defer c.Close()
+			defer u.Close()
+			hdr := make([]byte, 24)
+			for {
+				if _, err := io.ReadFull(u, hdr); err != nil {
+					return
+				}
+				body := make([]byte, binary.LittleEndian.Uint32(hdr[16:20]))
+				if _, err := io.ReadFull(u, body); err != nil {
+					return
+				}
+				hangUp := false
+				if strings.TrimRight(string(hdr[4:16]), "\x00") == r.cmd.Load().(string) {
+					switch r.mode.Load() {
+					case relayHangUp:
+						hangUp = true
+					case relaySlow:
+						if r.mode.CompareAndSwap(relaySlow, relayPlain) {
+							time.Sleep(relaySlowFor)
+						}
+					case relayDamage:
+						if len(body) > 0 && r.mode.CompareAndSwap(relayDamage, relayPlain) {
+							body[len(body)-1] ^= 0x10
+						}
+					}
+				}
+				if _, err := c.Write(append(hdr, body...)); err != nil {
+					return
+				}
+				if hangUp {
+					r.served.Add(1)
+					time.AfterFunc(hangUpAfter, func() { c.Close() })
+				}
+			}
+		}()
+	})
+	return addr, r
+}
+
+// seenLog writes the client's log to the test's (see testLog) and
+// counts the lines holding want.
+type seenLog struct {
+	testLog
+	want string
+	seen *atomic.Int32
+}
+
+func (l seenLog) Write(b []byte) (int, error) {
+	if strings.Contains(string(b), l.want) {
+		l.seen.Add(1)
+	}
+	return l.testLog.Write(b)
+}
+
+// clientMember returns c's member at addr.
+func clientMember(t *testing.T, c *Client, addr string) *pool.Member {
+	t.Helper()
+	ms := c.pool.Members()
+	i := slices.IndexFunc(ms, func(m *pool.Member) bool { return m.Addr() == addr })
+	if i < 0 {
+		t.Fatalf("no member at %s", addr)
+	}
+	return ms[i]
+}
+
+// pushBackoff has the peer at liar (a modeRelay) answer a block and hang
+// up n times, each end counted (Pool.RedialDue, as a request would):
+// its connections never last, so its next dial is put off further each
+// time (0.5 s, 1 s, 2 s...). It is then dialled once more by the user
+// (Pool.Add, whatever its backoff), live, its next dial still far off.
+func pushBackoff(ctx context.Context, t *testing.T, c *Client, liar string, r *modeRelay, n int, next *int32) {
+	t.Helper()
+	r.cmd.Store("block")
+	r.mode.Store(relayHangUp)
+	m := clientMember(t, c, liar)
+	for range n {
+		hangUpOnce(ctx, t, c, liar, &r.served, next)
+		c.pool.RedialDue(ctx, m) // counts the end; dials only if due soon
+	}
+	r.mode.Store(relayPlain)
+	if err := c.pool.Add(ctx, liar, true); err != nil {
+		t.Fatalf("dialling the peer that hung up again: %v", err)
+	}
+	if _, err := c.SyncHeaders(ctx); err != nil { // its chain, forgotten at the dial
+		t.Fatal(err)
+	}
+}
+
+// TestDamagedBlockWaitsNoOtherBackoff: blocks fetched over an honest
+// peer, one whose link damages its first block answer, and a slow one
+// (its first block 2 s late) whose earlier hang-ups put its next dial
+// 8 s off. The damage cancels the slow peer's request in flight,
+// dropping its connection, and the blocks not in are asked again
+// (fetchAgain), the plan's other peers readied first: with Pool.Redial
+// that waited 8 s for the slow peer's backoff. Pool.RedialDue refuses it
+// at once, but it still counted as live: the blocks asked again, and
+// those of FetchBlocks' next window, were planned on it, its request
+// refused the same way, and the fetch failed. It is left out of the
+// download now: every block comes within a first failure's backoff, and
+// the honest peer is charged nothing.
+func TestDamagedBlockWaitsNoOtherBackoff(t *testing.T) {
+	needFixture(t)
+	for _, tt := range []struct {
+		name string
+		to   int32 // the fetch's last height, from 1
+	}{
+		// One window of FetchBlocks: one fetchWanted, its blocks spread
+		// over the three peers.
+		{"one window", peer.MaxBlocksPerRequest * 3},
+		{"every window", fx.tip},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			liar, lr := startModeRelay(t, fx.node.P2PAddr, "block")
+			damager, dr := startModeRelay(t, fx.node.P2PAddr, "block")
+			var readied atomic.Int32 // the plan's other peers readied after the damage
+			log := seenLog{testLog{t, time.Now()}, "dialling again after another peer's damaged block", &readied}
+			c := connectWith(t, Config{Peers: []string{fx.node.P2PAddr, damager, liar}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log})
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			next := int32(1)
+			pushBackoff(ctx, t, c, liar, lr, 5, &next)
+			lr.mode.Store(relaySlow)
+			dr.mode.Store(relayDamage)
+			start := time.Now()
+			var got []int32
+			err := c.FetchBlocks(ctx, 1, tt.to, func(h int32, _ *wire.MsgBlock) error {
+				got = append(got, h)
+				return nil
+			})
+			took := time.Since(start)
+			t.Logf("the fetch of blocks 1..%d took %v", tt.to, took.Round(time.Millisecond))
+			unharmedAt(t, c, fx.node.P2PAddr)
+			if dr.mode.Load() != relayPlain || readied.Load() == 0 {
+				t.Fatal("no block answer was damaged, or the slow peer was not readied after it: the path was not reached")
+			}
+			if err != nil {
+				t.Fatalf("the fetch: %v", err)
+			}
+			if len(got) != int(tt.to) {
+				t.Errorf("%d blocks fetched, want %d", len(got), tt.to)
+			}
+			if took > 3*time.Second {
+				t.Errorf("the fetch took %v: it waited for the backoff of the slow peer", took)
+			}
+		})
+	}
+}
+
+// TestAbandonedEndFailsNoFetch: a peer whose hang-ups put its next dial
+// 8 s off, dialled again by the user, then a request of this client's
+// over it abandoned (its connection dropped by this side). It still
+// counts as live, so FetchBlocks planned blocks on it; Pool.RedialDue
+// refused its request, which failed the fetch though the honest peer
+// holds every block. Its blocks now go to the honest peer, at once, and
+// neither is charged.
+func TestAbandonedEndFailsNoFetch(t *testing.T) {
+	needFixture(t)
+	liar, lr := startModeRelay(t, fx.node.P2PAddr, "block")
+	var left atomic.Int32 // fetches whose blocks not in went to the other peers
+	log := seenLog{testLog{t, time.Now()}, "the blocks not in asked of the other peers", &left}
+	c := connectWith(t, Config{Peers: []string{fx.node.P2PAddr, liar}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	next := int32(1)
+	pushBackoff(ctx, t, c, liar, lr, 5, &next)
+	m := clientMember(t, c, liar)
+	abandonOn(t, c.pool.Conn(m), c.chain)
+	to := int32(peer.MaxBlocksPerRequest * 2)
+	start := time.Now()
+	n := 0
+	err := c.FetchBlocks(ctx, 1, to, func(int32, *wire.MsgBlock) error {
+		n++
+		return nil
+	})
+	took := time.Since(start)
+	st := c.pool.Status(m)
+	t.Logf("the fetch of blocks 1..%d took %v; %s: live %v, reason %q", to, took.Round(time.Millisecond), liar, st.Live, st.Reason)
+	unharmedAt(t, c, fx.node.P2PAddr)
+	if err != nil {
+		t.Fatalf("the fetch: %v", err)
+	}
+	if left.Load() == 0 {
+		t.Fatal("no request met the abandoned end: the path was not reached")
+	}
+	if n != int(to) {
+		t.Errorf("%d blocks fetched, want %d", n, to)
+	}
+	if took > 3*time.Second {
+		t.Errorf("the fetch took %v: it waited for the backoff of the peer whose connection this client dropped", took)
+	}
+	if st.Banned || !st.Live {
+		t.Errorf("the peer was charged for the end this client caused: %+v", st)
+	}
+}
