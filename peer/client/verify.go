@@ -56,10 +56,19 @@ func (c *Client) filterHeadersFed(ctx context.Context, log *scanLog, ms []*pool.
 		}
 	}
 	v.all = slices.Clone(v.ms)
-	for _, m := range v.ms {
-		if err := c.ready(ctx, m); err != nil {
+	// A peer not ready (its next dial far off, see ready) is left out of
+	// this verification: kept, a peer whose connection this client
+	// dropped itself stays live, and every retry of the scan picked it
+	// again, was refused again, and failed the scan.
+	v.ms = slices.DeleteFunc(v.ms, func(m *pool.Member) bool {
+		err := c.ready(ctx, m)
+		if err != nil {
 			c.logf("%s: dialling again before verifying filter headers: %v", m.Addr(), err)
 		}
+		return err != nil
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, ms, err
 	}
 	v.placeWords()
 	if len(v.ms) == 0 {
