@@ -35,7 +35,22 @@ func TestSendEndsOnceProven(t *testing.T) {
 	}
 	_, out := sendEach(t, node, n, timeout, node.P2PAddr, cores[0].Addr, cores[1].Addr)
 	var walls, after []time.Duration
+	unproven := 0
 	for i, o := range out {
+		// A send proves nothing when btcd is given the transaction
+		// first (a third of the sends) and neither Core-like, not given
+		// it, announces within the timeout (10 s, e^-2 each on a
+		// trickle of mean 5 s), nor the one not given it second within
+		// the next (e^-2 more): 1/3 * e^-6 = 8.3*10^-4 a send (computed;
+		// one of 8 sends in a clean-clone CI run under load). One such
+		// send of n is allowed, named in its warning; two fail the test
+		// by chance with 28 * (8.3*10^-4)^2 = 1.9*10^-5.
+		if o.err == nil && !o.res.Propagated() && len(o.res.Warnings) > 0 && unproven == 0 {
+			unproven++
+			walls = append(walls, o.elapsed)
+			t.Logf("send %d: no peer not given it announced it within the timeout: given %v, announced %v, warnings %q", i, o.res.Given, o.res.Announced, o.res.Warnings)
+			continue
+		}
 		if o.err != nil || !o.res.Propagated() {
 			t.Fatalf("send %d: error %v, result %+v: want it propagated", i, o.err, o.res)
 		}
