@@ -166,3 +166,31 @@ func TestPayCalibrated(t *testing.T) {
 		t.Errorf("payCalibrated(0.9) = %.4f: not lowered", payCalibrated(0.9))
 	}
 }
+
+// TestLooksPaying: the counts of contested matches measured on captures
+// whose wallets pay each other (the varied neutrino captures of seeds 406
+// and 504, the least contested of those seen) look like it; those of
+// package simulate's fetch regimes (the most contested, mixed's seed
+// 9501) and of the labelled neutrino capture compared whatever its
+// addresses do not, nor does a share of payShare or more of too few.
+func TestLooksPaying(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		contested, half int
+		want            bool
+	}{
+		{"varied seed 406", 6, 51, true},
+		{"varied seed 504", 5, 39, true},
+		{"varied seed 601", 24, 73, true},
+		{"simulate mixed seed 9501", 8, 132, false},
+		{"labelled neutrino capture, one address compared", 2, 96, false},
+		{"too few, however large a share", payMin - 1, payMin - 1, false},
+		{"none", 0, 40, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := looksPaying(c.contested, c.half); got != c.want {
+				t.Errorf("looksPaying(%d, %d) = %v, want %v", c.contested, c.half, got, c.want)
+			}
+		})
+	}
+}
