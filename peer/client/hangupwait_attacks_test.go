@@ -24,6 +24,24 @@ const hangUpAfter = 50 * time.Millisecond
 func answerThenHangUp(t *testing.T, target, cmd string) (string, *atomic.Int32) {
 	t.Helper()
 	var n atomic.Int32
+	addr := relayFrames(t, target, func(got string, _ []byte) bool {
+		if got != cmd {
+			return false
+		}
+		n.Add(1)
+		return true
+	})
+	return addr, &n
+}
+
+// relayFrames starts a loopback relay to the node at target that passes
+// the client's bytes on as they come and the node's message by message:
+// pass sees each message's command and body (which it may change) before
+// it is written, and a message it returns true for is followed,
+// hangUpAfter after it was written, by the relay closing the client's
+// connection. It returns the relay's address.
+func relayFrames(t *testing.T, target string, pass func(cmd string, body []byte) (hangUp bool)) string {
+	t.Helper()
 	addr, _ := listenLoopback(t, func(g *gateConns, c net.Conn) {
 		u, err := net.Dial("tcp", target)
 		if err != nil {
@@ -44,17 +62,17 @@ func answerThenHangUp(t *testing.T, target, cmd string) (string, *atomic.Int32) 
 				if _, err := io.ReadFull(u, body); err != nil {
 					return
 				}
+				hangUp := pass(strings.TrimRight(string(hdr[4:16]), "\x00"), body)
 				if _, err := c.Write(append(hdr, body...)); err != nil {
 					return
 				}
-				if strings.TrimRight(string(hdr[4:16]), "\x00") == cmd {
-					n.Add(1)
+				if hangUp {
 					time.AfterFunc(hangUpAfter, func() { c.Close() })
 				}
 			}
 		}()
 	})
-	return addr, &n
+	return addr
 }
 
 // TestHangUpDelaysNoRequest: a peer that answers each request and then

@@ -2,9 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/binary"
-	"io"
-	"net"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -39,52 +36,29 @@ func startModeRelay(t *testing.T, target, cmd string) (string, *modeRelay) {
 	t.Helper()
 	r := &modeRelay{}
 	r.cmd.Store(cmd)
-	addr, _ := listenLoopback(t, func(g *gateConns, c net.Conn) {
-		u, err := net.Dial("tcp", target)
-		if err != nil {
-			c.Close()
-			return
+	return relayFrames(t, target, r.pass), r
+}
+
+// pass does to a message of the node's what r's mode says (see
+// relayFrames): it reports whether the relay hangs up after it.
+func (r *modeRelay) pass(cmd string, body []byte) bool {
+	if cmd != r.cmd.Load().(string) {
+		return false
+	}
+	switch r.mode.Load() {
+	case relayHangUp:
+		r.served.Add(1)
+		return true
+	case relaySlow:
+		if r.mode.CompareAndSwap(relaySlow, relayPlain) {
+			time.Sleep(relaySlowFor)
 		}
-		g.add(u)
-		go io.Copy(u, c)
-		go func() {
-			defer c.Close()
-			defer u.Close()
-			hdr := make([]byte, 24)
-			for {
-				if _, err := io.ReadFull(u, hdr); err != nil {
-					return
-				}
-				body := make([]byte, binary.LittleEndian.Uint32(hdr[16:20]))
-				if _, err := io.ReadFull(u, body); err != nil {
-					return
-				}
-				hangUp := false
-				if strings.TrimRight(string(hdr[4:16]), "\x00") == r.cmd.Load().(string) {
-					switch r.mode.Load() {
-					case relayHangUp:
-						hangUp = true
-					case relaySlow:
-						if r.mode.CompareAndSwap(relaySlow, relayPlain) {
-							time.Sleep(relaySlowFor)
-						}
-					case relayDamage:
-						if len(body) > 0 && r.mode.CompareAndSwap(relayDamage, relayPlain) {
-							body[len(body)-1] ^= 0x10
-						}
-					}
-				}
-				if _, err := c.Write(append(hdr, body...)); err != nil {
-					return
-				}
-				if hangUp {
-					r.served.Add(1)
-					time.AfterFunc(hangUpAfter, func() { c.Close() })
-				}
-			}
-		}()
-	})
-	return addr, r
+	case relayDamage:
+		if len(body) > 0 && r.mode.CompareAndSwap(relayDamage, relayPlain) {
+			body[len(body)-1] ^= 0x10
+		}
+	}
+	return false
 }
 
 // seenLog writes the client's log to the test's (see testLog) and
