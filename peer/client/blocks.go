@@ -142,7 +142,8 @@ func leftOut(err error) *pool.Member {
 
 // planAround gives the heights plan p puts on a peer of out, which the
 // download did not dial again (see fetchWanted), to the other peers
-// holding them, picked as planFetches picks, for the whole download. Such a peer may still count as live: a
+// holding them, picked as planFetches picks, for the whole download.
+// Such a peer may still count as live: a
 // connection this side dropped (an abandoned request, peer.ErrAbandoned)
 // leaves its member live until the pool's look, and its next request
 // asks pool.Pool.RedialDue again, which refuses it again, failing the
