@@ -32,6 +32,9 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 	if p.book != nil {
 		p.book.Attempt(m.addr)
 	}
+	p.mu.Lock()
+	due := m.nextDial
+	p.mu.Unlock()
 	c, err := peer.Dial(ctx, p.peerConfig(m))
 	if err == nil && !m.permanent && c.Services()&p.cfg.Services != p.cfg.Services {
 		c.Close()
@@ -59,11 +62,10 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 		m.err, m.alias = errors.New(m.reason), o.addr
 		return
 	}
-	m.retire()
 	// The failures in a row (a member found again keeps those of its
 	// address, see record) are cleared only once the connection lasts
 	// (see stableConnection).
-	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
+	m.connected(c, due)
 	live = true
 	if p.book != nil {
 		p.book.Connected(m.addr, c.Services())
@@ -154,6 +156,9 @@ func (p *Pool) redialFor(ctx context.Context, m *Member, waitBackoff bool) error
 	if due, err := p.dueRedial(ctx, m, old); !due {
 		return err
 	}
+	p.mu.Lock()
+	due := m.nextDial
+	p.mu.Unlock()
 	start := time.Now()
 	c, err := peer.Dial(ctx, p.peerConfig(m))
 	p.mu.Lock()
@@ -174,8 +179,7 @@ func (p *Pool) redialFor(ctx context.Context, m *Member, waitBackoff bool) error
 		c.Close()
 		return nil
 	}
-	m.retire()
-	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
+	m.connected(c, due)
 	return nil
 }
 
@@ -349,10 +353,9 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 		c.Close()
 		return
 	}
-	m.retire()
 	// The failures in a row are cleared only once the connection lasts
 	// (see stableConnection).
-	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
+	m.connected(c, due)
 	live = true
 	p.logf("service: %s is back", m.addr)
 }
