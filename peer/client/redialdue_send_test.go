@@ -63,9 +63,10 @@ func TestHangUpDelaysNoSend(t *testing.T) {
 // over it abandoned (its connection dropped by this side,
 // peer.ErrAbandoned). A send met that end: Pool.RedialDue waited for the
 // backoff of the peer's earlier failures before dialling it, up to a
-// minute, and a Drop counted the end as the peer's failure. The send now
-// leaves the peer out at once and charges it nothing: it stays live, for
-// the next request to dial it again.
+// minute, and a Drop counted the end as the peer's failure; then it
+// refused it at once and the send left it out. The pool now clears a
+// next dial once a connection is made: the send dials the peer again at
+// once and gives it the transaction, charging it nothing.
 func TestAbandonedEndDelaysNoSend(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110) // a coinbase to spend for each send
@@ -97,6 +98,9 @@ func TestAbandonedEndDelaysNoSend(t *testing.T) {
 	}
 	if !slices.Contains(res.Accepted, node.P2PAddr) {
 		t.Errorf("the honest peer did not take it: %+v", res)
+	}
+	if !slices.Contains(res.Given, liar) {
+		t.Errorf("the peer whose connection this client dropped was not dialled again and given it: %+v", res)
 	}
 	if took > 900*time.Millisecond {
 		t.Errorf("the send took %v: it waited for the backoff of a peer whose connection this client dropped", took)

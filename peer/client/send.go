@@ -701,9 +701,11 @@ func (s *sending) ask(m *pool.Member) *answer {
 // replaced, and one its node ended itself, only if the member's next
 // dial is due soon (see pool.Pool.RedialDue): a node that hangs up after
 // each answer does not hold the send for its backoff. A member whose
-// node ended its connection is dropped, its end counted once; one this
-// client's abandoned request ended, or whose redial ctx ended, is left
-// out of the send alone, charged nothing.
+// node ended its connection is dropped, its end counted once; one whose
+// redial ctx ended is left out of the send alone, charged nothing. The
+// pool lists no member whose connection this client dropped while its
+// next dial is far off (see pool.Pool.Serving), so RedialDue does not
+// refuse one for that.
 func (c *Client) sendable(ctx context.Context, ms []*pool.Member) []*pool.Member {
 	out := ms[:0:0]
 	for _, m := range ms {
@@ -711,7 +713,7 @@ func (c *Client) sendable(ctx context.Context, ms []*pool.Member) []*pool.Member
 		switch {
 		case err == nil:
 			out = append(out, m)
-		case ctx.Err() != nil || errors.Is(err, peer.ErrAbandoned):
+		case ctx.Err() != nil:
 			c.logf("%s: left out of the send: %v", m.Addr(), err)
 		default:
 			c.pool.Drop(m, err)
