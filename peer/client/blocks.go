@@ -45,8 +45,10 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 // that came in before a damaged one do not break the row: the bound is
 // kept over the whole download). The plans after the first note
 // nothing: the first one's note stands for the download. A peer that
-// fetchAgain could not dial again is not planned on after it: the pool
-// no longer lists it among the live peers (see pool.Pool.Serving).
+// fetchAgain could not dial again is planned on after it only if the
+// pool still lists it among the live peers (see pool.Pool.Serving),
+// which it does not once its node's end is counted or while its next
+// dial is more than a first failure's backoff off.
 func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int) error {
 	plans := log
 	for damaged := 0; ; {

@@ -72,17 +72,17 @@ func (m *Member) serves(now time.Time) bool {
 	}
 }
 
-// connected makes c, just dialled, m's connection. The next dial is
-// cleared if it is still due, which the dial began: the backoff that
-// put it there was waited for, or overruled by the user's word (Add
-// dials whatever the backoff). Kept, it outlived the connection it came
-// before: an end this side caused later (an abandoned request), which
-// sets no next dial of its own, left m refused by RedialDue, and once
-// Run looked out of Serving, until that stale dial was due, up to
-// redialMax; an end the node causes sets its own (see connectionGone),
-// from the failures in a row, which only a connection that lasts clears.
-// A next dial set while the dial ran (a sit-out, see sitOut) stands.
-// Called with the pool's mu held.
+// connected makes c, just dialled, m's connection. m's next dial is
+// cleared if it is still due, the one that stood when the dial began:
+// the backoff that set it was waited for, or overruled by the user's
+// word (Add dials whatever the backoff). Kept, it outlived the
+// connection made after it: an end this side caused later (an abandoned
+// request), which sets no next dial of its own, left m refused by
+// RedialDue, and once Run looked out of Serving, until that stale dial
+// was due, up to redialMax. An end the node causes sets its own (see
+// connectionGone), from the failures in a row, which only a connection
+// that lasts clears; a next dial set while the dial ran (a sit-out, see
+// sitOut) stands. Called with the pool's mu held.
 func (m *Member) connected(c *peer.Peer, due time.Time) {
 	m.retire()
 	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
