@@ -18,13 +18,6 @@ import (
 // The blocks of an earlier pass of the operation (log) are not asked for
 // again.
 func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32, own map[int32][]int) ([]*wire.MsgBlock, error) {
-	return c.fetchBlocksAround(ctx, log, heights, own, map[*pool.Member]bool{})
-}
-
-// fetchBlocksAround is fetchBlocks, the peers of out left out of its
-// plans, and those it leaves out added (see fetchWanted): FetchBlocks
-// keeps them over its windows.
-func (c *Client) fetchBlocksAround(ctx context.Context, log *scanLog, heights []int32, own map[int32][]int, out map[*pool.Member]bool) ([]*wire.MsgBlock, error) {
 	var want []int32
 	for _, h := range heights {
 		if log.held[c.chain.Hash(h)] == nil {
@@ -32,7 +25,7 @@ func (c *Client) fetchBlocksAround(ctx context.Context, log *scanLog, heights []
 		}
 	}
 	if len(want) > 0 {
-		if err := c.fetchWanted(ctx, log, want, own, out); err != nil {
+		if err := c.fetchWanted(ctx, log, want, own); err != nil {
 			return nil, err
 		}
 	}
@@ -52,17 +45,14 @@ func (c *Client) fetchBlocksAround(ctx context.Context, log *scanLog, heights []
 // that came in before a damaged one do not break the row: the bound is
 // kept over the whole download). The plans after the first note
 // nothing: the first one's note stands for the download. A peer that
-// fetchAgain could not dial again is left out of the plans after it
-// (put in out), as is one whose request failed on a connection this side
-// dropped that was not dialled again (see leftOut): the blocks not in go
-// to the others.
-func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int, out map[*pool.Member]bool) error {
+// fetchAgain could not dial again is planned on after it only if the
+// pool still lists it among the live peers (see pool.Pool.Serving),
+// which it does not once its node's end is counted or while its next
+// dial is more than a first failure's backoff off.
+func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int) error {
 	plans := log
 	for damaged := 0; ; {
 		p, err := c.planFetches(plans, want, own)
-		if err == nil {
-			err = c.planAround(p, out, own)
-		}
 		if err != nil {
 			return err
 		}
@@ -73,14 +63,10 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 		if err == nil {
 			return nil
 		}
-		if m := leftOut(err); m != nil && !out[m] && ctx.Err() == nil {
-			c.logf("%v: the blocks not in asked of the other peers", err)
-			out[m] = true // once a member: bounded by the pool's members
-		} else if damaged == maxDamagedAsks || !c.fetchAgain(ctx, p, err, out) {
+		if damaged == maxDamagedAsks || !c.fetchAgain(ctx, p, err) {
 			return err
-		} else {
-			damaged++
 		}
+		damaged++
 		want = slices.DeleteFunc(want, func(h int32) bool { return got[h] != nil })
 		plans = newScanLog()
 	}
@@ -96,10 +82,11 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 // cancelling of their requests ended (one its node ended itself, only if
 // its next dial is due soon: see pool.Pool.RedialDue). A peer that
 // cannot be dialled again fails the download as ever, and is dropped,
-// not banned; another peer that is not dialled again is put in out, for
-// the blocks to be planned around it (see planAround); a lie is judged as
-// ever.
-func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error, out map[*pool.Member]bool) bool {
+// not banned; another peer that is not dialled again is left to the
+// pool, whose live peers, which the next plan picks from, no longer list
+// it (its end counted, or its next dial far off: see pool.Pool.Serving);
+// a lie is judged as ever.
+func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
 	m := damagedMember(err)
 	if m == nil || ctx.Err() != nil {
 		return false
@@ -120,58 +107,12 @@ func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error, out ma
 		c.awaitConnEnd(ctx, o)
 		if rerr := c.pool.RedialDue(ctx, o); rerr != nil {
 			c.logf("%s: dialling again after another peer's damaged block: %v", o.Addr(), rerr)
-			out[o] = true
+		} else {
+			c.logf("%s: dialled again after another peer's damaged block", o.Addr())
 		}
 	}
 	c.logf("%v: dialled again, the blocks not in asked again", err)
 	return true
-}
-
-// leftOut returns the member whose request failed the download with err
-// on a connection this side dropped (peer.ErrAbandoned, no lie): one
-// that pool.Pool.RedialDue did not dial again, its next dial far off. It
-// still counts as live (the pool takes in such an end at its look, and
-// charges nothing), and every plan would put blocks on it again.
-func leftOut(err error) *pool.Member {
-	var f *pool.Failure
-	if !errors.As(err, &f) || !errors.Is(f.Err, peer.ErrAbandoned) || isLie(f.Err) {
-		return nil
-	}
-	return f.Member
-}
-
-// planAround gives the heights plan p puts on a peer of out, which the
-// download did not dial again (see fetchWanted), to the other peers
-// holding them, picked as planFetches picks, for the whole download.
-// Such a peer may still count as live: a
-// connection this side dropped (an abandoned request, peer.ErrAbandoned)
-// leaves its member live until the pool's look, and its next request
-// asks pool.Pool.RedialDue again, which refuses it again, failing the
-// download that other peers could serve. Fails as planFetches does when
-// no other peer holds a height, or the share cannot be kept.
-func (c *Client) planAround(p *fetchPlan, out map[*pool.Member]bool, own map[int32][]int) error {
-	if len(out) == 0 {
-		return nil
-	}
-	for _, h := range p.order {
-		m := p.to[h]
-		if !out[m] {
-			continue
-		}
-		if p.load[m]--; p.load[m] == 0 {
-			delete(p.load, m)
-		}
-		ms := slices.DeleteFunc(c.reaching(wire.SFNodeWitness, h), func(o *pool.Member) bool { return out[o] })
-		if len(ms) == 0 {
-			return c.noPeers("getdata block")
-		}
-		best := p.pick(ms, own[h])
-		if share := c.cfg.FetchSpread; share > 0 && p.load[best] >= p.cap {
-			return &SpreadError{Share: share, Peers: len(ms), Heights: len(p.order), Cap: p.cap}
-		}
-		p.assign(h, best, own[h])
-	}
-	return nil
 }
 
 // FetchBlocks downloads the blocks from..to of the chain, spread over the
@@ -186,13 +127,12 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 		return fmt.Errorf("client: %w", err)
 	}
 	window := int32(peer.MaxBlocksPerRequest * max(1, len(c.pool.Serving(wire.SFNodeWitness))))
-	out := map[*pool.Member]bool{} // peers left out of the download (see fetchWanted)
 	for start := from; start <= to; start += window {
 		var heights []int32
 		for h := start; h <= min(to, start+window-1); h++ {
 			heights = append(heights, h)
 		}
-		blocks, err := c.fetchBlocksAround(ctx, newScanLog(), heights, nil, out)
+		blocks, err := c.fetchBlocks(ctx, newScanLog(), heights, nil)
 		if err != nil {
 			var f *pool.Failure
 			if errors.As(err, &f) {

@@ -288,6 +288,8 @@ func (f *filterFeed) stop(redial bool) {
 	err := f.c.pool.Each(f.redial, f.budget, ms, func(ctx context.Context, m *pool.Member) error { return f.c.pool.RedialDue(ctx, m) })
 	if err != nil {
 		f.c.logf("dialling again after a filter request the scan abandoned: %v", err)
+	} else {
+		f.c.logf("dialled again after a filter request the scan abandoned")
 	}
 }
 

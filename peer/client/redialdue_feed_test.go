@@ -113,15 +113,17 @@ func pushBackoff(ctx context.Context, t *testing.T, c *Client, liar string, r *m
 // TestDamagedBlockWaitsNoOtherBackoff: blocks fetched over an honest
 // peer, one whose link damages its first block answer, and a slow one
 // (its first block 2 s late) whose earlier hang-ups put its next dial
-// 8 s off. The damage cancels the slow peer's request in flight,
-// dropping its connection, and the blocks not in are asked again
-// (fetchAgain), the plan's other peers readied first: with Pool.Redial
-// that waited 8 s for the slow peer's backoff. Pool.RedialDue refuses it
-// at once, but it still counted as live: the blocks asked again, and
-// those of FetchBlocks' next window, were planned on it, its request
-// refused the same way, and the fetch failed. It is left out of the
-// download now: every block comes within a first failure's backoff, and
-// the honest peer is charged nothing.
+// 8 s off before the user dialled it again. The damage cancels the slow
+// peer's request in flight, dropping its connection, and the blocks not
+// in are asked again (fetchAgain), the plan's other peers readied first:
+// with Pool.Redial that waited 8 s for the slow peer's backoff. Then
+// Pool.RedialDue refused it at once, but it still counted as live: the
+// blocks asked again, and those of FetchBlocks' next window, were
+// planned on it, its request refused the same way, and the fetch failed
+// (the download left it out of its plans after that). Now the pool
+// clears a next dial once a connection is made: the slow peer is
+// dialled again at once, and every block comes within a first failure's
+// backoff, the honest peer charged nothing.
 func TestDamagedBlockWaitsNoOtherBackoff(t *testing.T) {
 	needFixture(t)
 	for _, tt := range []struct {
@@ -137,7 +139,7 @@ func TestDamagedBlockWaitsNoOtherBackoff(t *testing.T) {
 			liar, lr := startModeRelay(t, fx.node.P2PAddr, "block")
 			damager, dr := startModeRelay(t, fx.node.P2PAddr, "block")
 			var readied atomic.Int32 // the plan's other peers readied after the damage
-			log := seenLog{testLog{t, time.Now()}, "dialling again after another peer's damaged block", &readied}
+			log := seenLog{testLog{t, time.Now()}, "after another peer's damaged block", &readied}
 			c := connectWith(t, Config{Peers: []string{fx.node.P2PAddr, damager, liar}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log})
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
@@ -172,23 +174,23 @@ func TestDamagedBlockWaitsNoOtherBackoff(t *testing.T) {
 
 // TestAbandonedEndFailsNoFetch: a peer whose hang-ups put its next dial
 // 8 s off, dialled again by the user, then a request of this client's
-// over it abandoned (its connection dropped by this side). It still
-// counts as live, so FetchBlocks planned blocks on it; Pool.RedialDue
-// refused its request, which failed the fetch though the honest peer
-// holds every block. Its blocks now go to the honest peer, at once, and
-// neither is charged.
+// over it abandoned (its connection dropped by this side). It counted as
+// live, so FetchBlocks planned blocks on it; Pool.RedialDue refused its
+// request, its stale next dial far off, which failed the fetch though
+// the honest peer holds every block. The pool now clears a next dial
+// once a connection is made: the fetch dials the peer again at once, its
+// blocks come, and neither peer is charged.
 func TestAbandonedEndFailsNoFetch(t *testing.T) {
 	needFixture(t)
 	liar, lr := startModeRelay(t, fx.node.P2PAddr, "block")
-	var left atomic.Int32 // fetches whose blocks not in went to the other peers
-	log := seenLog{testLog{t, time.Now()}, "the blocks not in asked of the other peers", &left}
-	c := connectWith(t, Config{Peers: []string{fx.node.P2PAddr, liar}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log})
+	c := connectWith(t, Config{Peers: []string{fx.node.P2PAddr, liar}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: testLog{t, time.Now()}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	next := int32(1)
 	pushBackoff(ctx, t, c, liar, lr, 5, &next)
 	m := clientMember(t, c, liar)
-	abandonOn(t, c.pool.Conn(m), c.chain)
+	dropped := c.pool.Conn(m)
+	abandonOn(t, dropped, c.chain)
 	to := int32(peer.MaxBlocksPerRequest * 2)
 	start := time.Now()
 	n := 0
@@ -203,8 +205,8 @@ func TestAbandonedEndFailsNoFetch(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the fetch: %v", err)
 	}
-	if left.Load() == 0 {
-		t.Fatal("no request met the abandoned end: the path was not reached")
+	if c.pool.Conn(m) == dropped {
+		t.Fatal("the peer whose connection this client dropped was not dialled again: the path was not reached")
 	}
 	if n != int(to) {
 		t.Errorf("%d blocks fetched, want %d", n, to)

@@ -23,7 +23,8 @@ import (
 // for the backoff the hang-ups set, doubling as the peer's connections
 // never last (0.5 s, 1 s, 2 s...), before anything was sent. It waits no
 // longer than a first failure's backoff (Pool.RedialDue): the send goes
-// to the peers it has. The honest peer is charged nothing.
+// to the peers it has, and its result names the peer left out, with why
+// (SendResult.LeftOut). The honest peer is charged nothing.
 func TestHangUpDelaysNoSend(t *testing.T) {
 	const sends = 8
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
@@ -33,6 +34,7 @@ func TestHangUpDelaysNoSend(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var took []time.Duration
+	leftOut := 0 // sends whose result names the peer that hangs up as left out
 	next := int32(1)
 	for i := 1; i <= sends; i++ {
 		hangUpOnce(ctx, t, c, liar, served, &next)
@@ -46,12 +48,24 @@ func TestHangUpDelaysNoSend(t *testing.T) {
 		if !slices.Contains(res.Accepted, node.P2PAddr) || !node.InMempool(t, tx.TxHash()) {
 			t.Errorf("send %d: the honest peer did not take it: %+v", i, res)
 		}
+		if why, ok := res.LeftOut[liar]; ok {
+			leftOut++
+			if why == nil || slices.Contains(res.Given, liar) {
+				t.Errorf("send %d: the peer that hangs up is named left out (%v), yet given %v", i, why, res.Given)
+			}
+		}
+		if _, ok := res.LeftOut[node.P2PAddr]; ok {
+			t.Errorf("send %d: the honest peer named left out: %v", i, res.LeftOut)
+		}
 		if slices.Max(took)-slices.Min(took) > 10*time.Second {
 			break // the hole is shown; the next waits would double
 		}
 	}
 	unharmedAt(t, c, node.P2PAddr)
-	t.Logf("%d sends, each took %v; the peer that hangs up served %d blocks", len(took), took, served.Load())
+	t.Logf("%d sends, each took %v; the peer that hangs up served %d blocks, left out of %d sends (named in the result)", len(took), took, served.Load(), leftOut)
+	if leftOut == 0 {
+		t.Error("no send named the peer that hangs up as left out: the path was not reached")
+	}
 	if spread := slices.Max(took) - slices.Min(took); spread > 900*time.Millisecond {
 		t.Errorf("the slowest send took %v more than the fastest, the honest peer live: it waited for the backoff of a peer that hangs up", spread)
 	}
@@ -63,9 +77,10 @@ func TestHangUpDelaysNoSend(t *testing.T) {
 // over it abandoned (its connection dropped by this side,
 // peer.ErrAbandoned). A send met that end: Pool.RedialDue waited for the
 // backoff of the peer's earlier failures before dialling it, up to a
-// minute, and a Drop counted the end as the peer's failure. The send now
-// leaves the peer out at once and charges it nothing: it stays live, for
-// the next request to dial it again.
+// minute, and a Drop counted the end as the peer's failure; then it
+// refused it at once and the send left it out. The pool now clears a
+// next dial once a connection is made: the send dials the peer again at
+// once and gives it the transaction, charging it nothing.
 func TestAbandonedEndDelaysNoSend(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110) // a coinbase to spend for each send
@@ -97,6 +112,9 @@ func TestAbandonedEndDelaysNoSend(t *testing.T) {
 	}
 	if !slices.Contains(res.Accepted, node.P2PAddr) {
 		t.Errorf("the honest peer did not take it: %+v", res)
+	}
+	if !slices.Contains(res.Given, liar) {
+		t.Errorf("the peer whose connection this client dropped was not dialled again and given it: %+v", res)
 	}
 	if took > 900*time.Millisecond {
 		t.Errorf("the send took %v: it waited for the backoff of a peer whose connection this client dropped", took)

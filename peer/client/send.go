@@ -62,6 +62,12 @@ type SendResult struct {
 	// *peer.FalseAnnounceError for an announcement not borne out, an
 	// *UnservedAnnounceError for one not served within askWait).
 	Failed map[string]error
+	// LeftOut maps the peers the send left out before it began, live
+	// but their connection ended and not dialled again (see sendable), to
+	// why: their node ended the connection and their next dial was not
+	// due soon (they were dropped, the end counted), or the send's
+	// context ended while they were dialled. Nil when none was.
+	LeftOut map[string]error
 	// Warnings say what makes the result less than it looks.
 	Warnings []string
 }
@@ -170,13 +176,13 @@ const MinedSearchDepth = 144
 // it is not in the chain; with a *NoneConfirmedError (ErrNotConfirmed
 // alone) when no peer gave a verdict.
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
-	ms := c.sendable(ctx, c.pool.Serving(0))
+	ms, leftOut := c.sendable(ctx, c.pool.Serving(0))
 	if len(ms) == 0 {
 		return nil, c.noPeers("send")
 	}
 	rand.Shuffle(len(ms), func(i, j int) { ms[i], ms[j] = ms[j], ms[i] })
 	s := &sending{c: c, tx: tx, start: time.Now(), offered: map[string]bool{}, unsure: map[string]time.Time{}, unserved: map[string]*UnservedAnnounceError{}, proven: make(chan struct{}),
-		res:    &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}, Announced: map[string]time.Duration{}},
+		res:    &SendResult{Txid: tx.TxHash(), Failed: map[string]error{}, Announced: map[string]time.Duration{}, LeftOut: leftOut},
 		asking: asking{last: map[*pool.Member]*answer{}, news: make(chan struct{}), cut: map[string]error{}}}
 	// Runs last: no ask outlives the send. An ask still waiting for its
 	// connection gives up, the connection kept; one written is answered
@@ -701,23 +707,29 @@ func (s *sending) ask(m *pool.Member) *answer {
 // replaced, and one its node ended itself, only if the member's next
 // dial is due soon (see pool.Pool.RedialDue): a node that hangs up after
 // each answer does not hold the send for its backoff. A member whose
-// node ended its connection is dropped, its end counted once; one this
-// client's abandoned request ended, or whose redial ctx ended, is left
-// out of the send alone, charged nothing.
-func (c *Client) sendable(ctx context.Context, ms []*pool.Member) []*pool.Member {
-	out := ms[:0:0]
+// node ended its connection is dropped, its end counted once; one whose
+// redial ctx ended is left out of the send alone, charged nothing. Both
+// are returned in leftOut (nil if none), with why, for the result. The
+// pool lists no member whose connection this client dropped while its
+// next dial is far off (see pool.Pool.Serving), so RedialDue does not
+// refuse one for that.
+func (c *Client) sendable(ctx context.Context, ms []*pool.Member) (out []*pool.Member, leftOut map[string]error) {
 	for _, m := range ms {
 		err := c.pool.RedialDue(ctx, m)
-		switch {
-		case err == nil:
+		if err == nil {
 			out = append(out, m)
-		case ctx.Err() != nil || errors.Is(err, peer.ErrAbandoned):
-			c.logf("%s: left out of the send: %v", m.Addr(), err)
-		default:
+			continue
+		}
+		c.logf("%s: left out of the send: %v", m.Addr(), err)
+		if leftOut == nil {
+			leftOut = map[string]error{}
+		}
+		leftOut[m.Addr()] = err
+		if ctx.Err() == nil {
 			c.pool.Drop(m, err)
 		}
 	}
-	return c.pool.Keep(out)
+	return c.pool.Keep(out), leftOut
 }
 
 // readyConn is connOf, m dialled again first when its connection has

@@ -56,10 +56,13 @@ func (c *Client) filterHeadersFed(ctx context.Context, log *scanLog, ms []*pool.
 		}
 	}
 	v.all = slices.Clone(v.ms)
-	// A peer not ready (its next dial far off, see ready) is left out of
-	// this verification: kept, a peer whose connection this client
-	// dropped itself stays live, and every retry of the scan picked it
-	// again, was refused again, and failed the scan.
+	// A peer not ready (see ready) is left out of this verification. One
+	// whose connection this client dropped is among ms only while its
+	// next dial is due soon (see pool.Pool.Serving), and ready dials it
+	// again; but one whose node ended its connection counts as live
+	// until that end is counted, which ready does: if its backoff is
+	// then long it is refused, and asked here it would fail the
+	// verification's requests, and the scan's retries picked it again.
 	v.ms = slices.DeleteFunc(v.ms, func(m *pool.Member) bool {
 		err := c.ready(ctx, m)
 		if err != nil {

@@ -32,6 +32,9 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 	if p.book != nil {
 		p.book.Attempt(m.addr)
 	}
+	p.mu.Lock()
+	due := m.nextDial
+	p.mu.Unlock()
 	c, err := peer.Dial(ctx, p.peerConfig(m))
 	if err == nil && !m.permanent && c.Services()&p.cfg.Services != p.cfg.Services {
 		c.Close()
@@ -59,11 +62,10 @@ func (p *Pool) dial(ctx context.Context, m *Member) {
 		m.err, m.alias = errors.New(m.reason), o.addr
 		return
 	}
-	m.retire()
 	// The failures in a row (a member found again keeps those of its
 	// address, see record) are cleared only once the connection lasts
 	// (see stableConnection).
-	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
+	m.connected(c, due)
 	live = true
 	if p.book != nil {
 		p.book.Connected(m.addr, c.Services())
@@ -154,6 +156,9 @@ func (p *Pool) redialFor(ctx context.Context, m *Member, waitBackoff bool) error
 	if due, err := p.dueRedial(ctx, m, old); !due {
 		return err
 	}
+	p.mu.Lock()
+	due := m.nextDial
+	p.mu.Unlock()
 	start := time.Now()
 	c, err := peer.Dial(ctx, p.peerConfig(m))
 	p.mu.Lock()
@@ -174,8 +179,7 @@ func (p *Pool) redialFor(ctx context.Context, m *Member, waitBackoff bool) error
 		c.Close()
 		return nil
 	}
-	m.retire()
-	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
+	m.connected(c, due)
 	return nil
 }
 
@@ -184,13 +188,33 @@ func (p *Pool) redialFor(ctx context.Context, m *Member, waitBackoff bool) error
 // that does not wait that long (RedialDue).
 func (p *Pool) dueSoon(m *Member, end error) error {
 	p.mu.Lock()
-	wait, failures := time.Until(m.nextDial), m.failures
+	d := m.dialDue(time.Now())
 	p.mu.Unlock()
-	if wait <= redialMin {
+	if d.wait <= redialMin {
 		return nil
 	}
-	return fmt.Errorf("peer %s: not dialled again for a request: %d dials in a row failed or did not last, and the next is due in %v: %w",
-		m.addr, failures, wait.Round(time.Millisecond), end)
+	return d.notDialled(" for a request", end)
+}
+
+// dialDue is when a member's next dial is due, read with the pool's mu
+// held, and the failures in a row that put it there.
+type dialDue struct {
+	addr     string
+	failures int
+	wait     time.Duration
+}
+
+// dialDue returns m's next dial as of now. Called with the pool's mu
+// held.
+func (m *Member) dialDue(now time.Time) dialDue {
+	return dialDue{addr: m.addr, failures: m.failures, wait: m.nextDial.Sub(now)}
+}
+
+// notDialled is the error of a member not dialled again (for what, if
+// not empty) because its next dial was not due, wrapping cause.
+func (d dialDue) notDialled(what string, cause error) error {
+	return fmt.Errorf("peer %s: not dialled again%s: %d dials in a row failed or did not last, and the next is due in %v: %w",
+		d.addr, what, d.failures, d.wait.Round(time.Millisecond), cause)
 }
 
 // dialCharged reports whether a dial of a request, begun at start, that
@@ -231,21 +255,20 @@ func (p *Pool) dueRedial(ctx context.Context, m *Member, old *peer.Peer) (bool, 
 			p.mu.Unlock()
 			return false, nil
 		}
-		wait, failures := time.Until(m.nextDial), m.failures
+		d := m.dialDue(time.Now())
 		if m.dialing {
-			wait = redialPoll
-		} else if wait <= 0 {
+			d.wait = redialPoll
+		} else if d.wait <= 0 {
 			m.dialing = true
 			p.mu.Unlock()
 			return true, nil
 		}
 		p.mu.Unlock()
-		t := time.NewTimer(wait)
+		t := time.NewTimer(d.wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return false, fmt.Errorf("peer %s: not dialled again: %d dials in a row failed or did not last, and the next is due in %v: %w",
-				m.addr, failures, wait.Round(time.Millisecond), ctx.Err())
+			return false, d.notDialled("", ctx.Err())
 		case <-t.C:
 		}
 	}
@@ -330,10 +353,9 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 		c.Close()
 		return
 	}
-	m.retire()
 	// The failures in a row are cleared only once the connection lasts
 	// (see stableConnection).
-	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
+	m.connected(c, due)
 	live = true
 	p.logf("service: %s is back", m.addr)
 }

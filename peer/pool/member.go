@@ -52,6 +52,45 @@ func (m *Member) Addr() string { return m.addr }
 // dropped. Called with the pool's mu held.
 func (m *Member) isLive() bool { return m.p != nil && !m.banned && m.err == nil }
 
+// serves reports whether requests may be planned on m: live, and,
+// if its connection ended without Run noticing yet (this side dropped
+// it, abandoning a request, or the node ended it), its next dial due
+// within redialMin, so that a request dials it again (see
+// Pool.RedialDue) rather than being refused at once. A member whose
+// next dial is further off is left out until it is due: counted live,
+// it was picked by every plan, each request over it refused. Called with
+// the pool's mu held.
+func (m *Member) serves(now time.Time) bool {
+	if !m.isLive() {
+		return false
+	}
+	select {
+	case <-m.p.Done():
+		return m.nextDial.Sub(now) <= redialMin
+	default:
+		return true
+	}
+}
+
+// connected makes c, just dialled, m's connection. m's next dial is
+// cleared if it is still due, the one that stood when the dial began:
+// the backoff that set it was waited for, or overruled by the user's
+// word (Add dials whatever the backoff). Kept, it outlived the
+// connection made after it: an end this side caused later (an abandoned
+// request), which sets no next dial of its own, left m refused by
+// RedialDue, and once Run looked out of Serving, until that stale dial
+// was due, up to redialMax. An end the node causes sets its own (see
+// connectionGone), from the failures in a row, which only a connection
+// that lasts clears; a next dial set while the dial ran (a sit-out, see
+// sitOut) stands. Called with the pool's mu held.
+func (m *Member) connected(c *peer.Peer, due time.Time) {
+	m.retire()
+	m.p, m.err, m.reason, m.lapsed, m.connectedAt = c, nil, "", false, time.Now()
+	if m.nextDial.Equal(due) {
+		m.nextDial = time.Time{}
+	}
+}
+
 // retire keeps the byte counts of m's connection before it is replaced.
 // Called with the pool's mu held.
 func (m *Member) retire() {

@@ -154,39 +154,33 @@ func (p *Pool) Members() []*Member {
 	return slices.Clone(p.members)
 }
 
-// liveLocked lists the members connected and neither banned nor
-// dropped, with mu held.
-func (p *Pool) liveLocked() []*Member {
-	var out []*Member
-	for _, m := range p.members {
-		if m.isLive() {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
 // Serving lists the live members (connected, neither banned nor
 // dropped) that advertise every service of s: every live member for 0.
+// A member whose connection ended, Run not having noticed yet, is listed
+// only if its next dial is due soon (see Member.serves): a request finds
+// it dialled again, not refused.
 func (p *Pool) Serving(s wire.ServiceFlag) []*Member {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []*Member
-	for _, m := range p.liveLocked() {
-		if m.p.Services()&s == s {
+	now := time.Now()
+	for _, m := range p.members {
+		if m.serves(now) && m.p.Services()&s == s {
 			out = append(out, m)
 		}
 	}
 	return out
 }
 
-// Keep returns the members of ms still live.
+// Keep returns the members of ms still live, as Serving counts them (see
+// Member.serves).
 func (p *Pool) Keep(ms []*Member) []*Member {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []*Member
+	now := time.Now()
 	for _, m := range ms {
-		if m.isLive() {
+		if m.serves(now) {
 			out = append(out, m)
 		}
 	}

@@ -87,7 +87,9 @@ func TestRedialDueAbandonedWaitsNoBackoff(t *testing.T) {
 // the pool's timeout. It was counted as one, doubling the backoff of an
 // honest node whose handshake took longer than the request had left. A
 // node that does not finish its handshake within the pool's timeout
-// fails its dial, whatever the request's deadline.
+// fails its dial, whatever the request's deadline. Each row checks that
+// the dial took place (the proxy saw its version): a wait that used the
+// whole deadline would fail the same way and show nothing.
 func TestRedialDeadlineNotCharged(t *testing.T) {
 	node := peertest.StartBtcd(t)
 	tests := []struct {
@@ -104,8 +106,10 @@ func TestRedialDeadlineNotCharged(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var hold atomic.Int64
+			var versions atomic.Int32 // the handshakes the client began
 			proxy := peertest.NewLiar(t, node.P2PAddr, node.Params.Net, func(msg wire.Message) ([]wire.Message, bool) {
 				if _, ok := msg.(*wire.MsgVersion); ok {
+					versions.Add(1)
 					time.Sleep(time.Duration(hold.Load()))
 				}
 				return []wire.Message{msg}, false
@@ -122,6 +126,7 @@ func TestRedialDeadlineNotCharged(t *testing.T) {
 				t.Fatalf("not connected: %+v", p.Status(m))
 			}
 			hold.Store(int64(tt.handshake))
+			dialsBefore := versions.Load()
 			c.Close() // as far as the pool can tell, the node's end: one failure, redialMin's backoff
 			<-c.Done()
 			ctx := context.Background()
@@ -136,9 +141,20 @@ func TestRedialDeadlineNotCharged(t *testing.T) {
 			p.mu.Lock()
 			failures, wait := m.failures, time.Until(m.nextDial)
 			p.mu.Unlock()
-			t.Logf("RedialDue after %v: %v; %d failures, next dial in %v", took.Round(time.Millisecond), err, failures, wait.Round(time.Millisecond))
+			// The version a dial sends may reach the proxy after
+			// RedialDue gave up on it.
+			var dials int32
+			for limit := time.Now().Add(time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if dials = versions.Load() - dialsBefore; dials > 0 || time.Now().After(limit) {
+					break
+				}
+			}
+			t.Logf("RedialDue after %v: %v; %d dials, %d failures, next dial in %v", took.Round(time.Millisecond), err, dials, failures, wait.Round(time.Millisecond))
 			if err == nil {
 				t.Fatalf("the dial succeeded: the handshake was not held long enough to show anything")
+			}
+			if dials != 1 {
+				t.Fatalf("%d dials after the backoff (%v): want 1; none means the wait used the whole deadline and nothing was shown", dials, err)
 			}
 			if failures != tt.wantFailures {
 				t.Errorf("after the dial failed (%v): %d failures; want %d", err, failures, tt.wantFailures)
