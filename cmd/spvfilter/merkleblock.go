@@ -131,7 +131,7 @@ func runMerkleBlockBuild(a *app, f *merkleBlockBuildFlags, args []string) error 
 	if err != nil {
 		return fmt.Errorf("encoding merkleblock: %w", err)
 	}
-	a.warn(warnings)
+	a.warnBesideResult(warnings)
 	if !a.json {
 		_, err := fmt.Fprintln(a.stdout, hex.EncodeToString(payload))
 		return err

@@ -380,7 +380,7 @@ func (out *peersOutput) addBans(bans []banlist.Ban) {
 
 // printPeers prints what peers found, as JSON or as text.
 func (a *app) printPeers(out *peersOutput) error {
-	a.warn(out.Warnings)
+	a.warnBesideResult(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}
