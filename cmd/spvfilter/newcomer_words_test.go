@@ -16,7 +16,8 @@ import (
 // word on what is wanted, a block or transaction cut short no word on
 // where to get a whole one, a block's count was btcd's "too many
 // transactions to fit into a block [count ...]", and a capture that is no
-// JSON no word on what --capture takes.
+// JSON no word on what --capture takes, a --to below --from and a timeout
+// of 0 no word on what would do.
 func TestNewcomerErrorsSayWhatWorks(t *testing.T) {
 	dir := t.TempDir()
 	garbage := filepath.Join(dir, "garbage.txt")
@@ -44,6 +45,18 @@ func TestNewcomerErrorsSayWhatWorks(t *testing.T) {
 			"spvfilter: --block: not a serialized block: it announces 18446744073709551615 transactions, more than a block can hold (at most 400001) (give a whole block's hex, as getblock HASH 0 prints it)\n"},
 		{"a text file as the capture", "", []string{"privacy", "analyze", "--capture", garbage, "--universe", garbage},
 			"spvfilter: --capture " + garbage + ", line 1: not JSON: 'g' at byte 1 cannot be there; want the JSON lines privacy capture writes, one record per line\n"},
+		{"scan --to below --from", "", []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "51", "--from", "10", "--to", "5"},
+			"spvfilter: --to 5 is below --from 10: give --to 10 or above, or leave --to out for the tip\n"},
+		{"lab --to below --from", "", []string{"lab", "--connect", "127.0.0.1:1", "--network", "regtest", "--from", "5", "--to", "4"},
+			"spvfilter: --to 4 is below --from 5: give --to 5 or above, or leave --to out for the tip\n"},
+		{"universe --to below --from", "", []string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", filepath.Join(dir, "u.txt"), "--from", "5", "--to", "4"},
+			"spvfilter: --to 4 is below --from 5: give --to 5 or above, or leave --to out for the tip\n"},
+		{"scan --timeout 0s", "", []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "51", "--timeout", "0s"},
+			"spvfilter: --timeout 0s: must be positive, such as 30s or 2m\n"},
+		{"send --timeout below 0", "", []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", "--timeout", "-1s", "00"},
+			"spvfilter: --timeout -1s: must be positive, such as 30s or 2m\n"},
+		{"capture --idle-timeout 0s", "", []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", filepath.Join(dir, "c.jsonl"), "--idle-timeout", "0s"},
+			"spvfilter: --idle-timeout 0s: must be positive, such as 30s or 2m\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, status := runCLI(t, tc.stdin, tc.args...)

@@ -126,7 +126,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		return err
 	}
 	if f.timeout <= 0 {
-		return badInput("--timeout %v: must be positive", f.timeout)
+		return notPositive("--timeout", f.timeout)
 	}
 	for _, addr := range f.unban {
 		if err := checkUnban(addr); err != nil {

@@ -188,9 +188,9 @@ func (f *captureFlags) check() error {
 	case f.duration < 0:
 		return badInput("--duration %v: must not be negative", f.duration)
 	case f.handshake <= 0:
-		return badInput("--handshake-timeout %v: must be positive", f.handshake)
+		return notPositive("--handshake-timeout", f.handshake)
 	case f.idle <= 0:
-		return badInput("--idle-timeout %v: must be positive", f.idle)
+		return notPositive("--idle-timeout", f.idle)
 	}
 	if err := checkOutputFile("--out", f.out); err != nil {
 		return err

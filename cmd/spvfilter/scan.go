@@ -910,10 +910,10 @@ func (fl *scanFlags) checkRange(flags *pflag.FlagSet, plan *scanPlan) error {
 		return badInput("--to %d: %s", fl.to, wantHeight)
 	}
 	if plan.to >= 0 && plan.to < fl.from {
-		return badInput("--to %d is below --from %d", plan.to, fl.from)
+		return toBelowFrom(plan.to, fl.from)
 	}
 	if fl.timeout <= 0 {
-		return badInput("--timeout %v: must be positive", fl.timeout)
+		return notPositive("--timeout", fl.timeout)
 	}
 	if fl.follow && fl.mode != "bip157" {
 		return badInput("--follow needs --mode bip157")

@@ -345,7 +345,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return err
 	}
 	if f.timeout <= 0 {
-		return badInput("--timeout %v: must be positive", f.timeout)
+		return notPositive("--timeout", f.timeout)
 	}
 	// Any node that relays transactions will do.
 	ccfg, err := f.peerFlags.config(params, wire.SFNodeNetwork)
