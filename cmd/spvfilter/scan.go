@@ -166,7 +166,8 @@ of --json's matches) until SIGINT or SIGTERM, which end it with exit 0 and
 a summary line (one that came while it waited for a peer names the wait in
 its warnings). With no peer in use for 10 seconds (all gone away; they are
 redialled) it says so on standard error, naming each and why, and says
-when one is back.
+when one is back; with --json these are JSON lines, {"warning": "..."}
+and {"log": "..."}, and the summary's warnings are in it alone.
 
 Exit status: 0 done (warnings, if any, on standard error or in --json's
 "warnings", among them a --privacy-target not met with --allow-short-covers),
