@@ -121,14 +121,14 @@ func (v nullableFloat) MarshalJSON() ([]byte, error) {
 }
 
 // printFilter prints a filter's payload hex on one line, or with --json
-// the payload, its statistics and warnings; the warnings also go to
-// standard error.
+// the payload, its statistics and warnings; without --json the warnings
+// go to standard error.
 func (a *app) printFilter(f *bip37.Filter, warnings []string) error {
 	payload, err := f.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("encoding the filter: %w", err)
 	}
-	a.warn(warnings)
+	a.warnBesideResult(warnings)
 	if a.json {
 		return a.printJSON(filterJSON{hex.EncodeToString(payload), newBloomStatsJSON(f.Stats()), orEmpty(warnings)})
 	}
@@ -424,7 +424,7 @@ func runBloomMatch(a *app, f *bloomFilterFlags, args []string) error {
 		anyMatch = anyMatch || results[i].Match
 	}
 	warnings := append(scriptElementWarnings(elems), fillWarnings(filter)...)
-	a.warn(warnings)
+	a.warnBesideResult(warnings)
 	if a.json {
 		return a.printJSON(struct {
 			Results  []result `json:"results"`
@@ -453,8 +453,8 @@ overhead against the information-theoretic bound log2(1/fp) (an optimally
 sized Bloom filter is at 1/ln 2 = 1.44). A warning on standard error says
 when the filter matches everything (0 bytes, no hash functions, every bit
 set) or its density is far from one half, the sign of a mis-sized filter.
-With --json the same as an object, the warnings in "warnings"; values that
-are undefined or infinite are null.`,
+With --json the same as an object, the warnings in "warnings" (and not on
+standard error); values that are undefined or infinite are null.`,
 		Example: `  spvfilter bloom inspect --filter 03614e9b050000000000000001
   spvfilter bloom inspect --filter @captured-filterload.hex --json`,
 		Args: noArgs,
@@ -476,7 +476,7 @@ func runBloomInspect(a *app, f *bloomFilterFlags) error {
 	if s.Warning != "" {
 		warnings = append(warnings, s.Warning)
 	}
-	a.warn(warnings)
+	a.warnBesideResult(warnings)
 	if a.json {
 		return a.printJSON(struct {
 			bloomStatsJSON
@@ -565,7 +565,7 @@ func runBloomTx(a *app, f *bloomTxFlags) error {
 	if err != nil {
 		return fmt.Errorf("encoding the filter: %w", err)
 	}
-	a.warn(warnings)
+	a.warnBesideResult(warnings)
 	if a.json {
 		return a.printJSON(struct {
 			Txid       string   `json:"txid"`

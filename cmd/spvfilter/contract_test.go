@@ -1222,7 +1222,7 @@ func reviewRows(in rowFiles, blockHex string) []contractRow {
 		{name: "compare's default wallet blocks hold each script's appearances", args: []string{"privacy", "compare", "--addresses", "1"},
 			status: exitOK, stdout: []string{"2 with wallet transactions"}},
 		{name: "demo blames the extra elements given, not the keys", args: []string{"demo", "--extra-elements", "4294967295"},
-			status: exitBadInput, stderr: []string{"--extra-elements 4294967295: the filter would be sized for 4294967827 elements"}, notInErr: []string{"--keys"}},
+			status: exitBadInput, stderr: []string{"--extra-elements 4294967295: the filter would be sized for more than the 4294967295 elements a filter counts"}, notInErr: []string{"--keys"}},
 		{name: "model blames the extra elements given, not the addresses", args: []string{"privacy", "model", "--extra-elements", "4294967295"},
 			status: exitBadInput, stderr: []string{"--extra-elements 4294967295: the filter would be sized for"}, notInErr: []string{"--addresses"}},
 		{name: "model blames the addresses given, not the default universe", args: []string{"privacy", "model", "--addresses", "4294967295"},

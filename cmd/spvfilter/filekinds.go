@@ -186,7 +186,13 @@ func captureLineError(path string, err error) error {
 	if le.Field != "" {
 		where += fmt.Sprintf(", field %q", le.Field)
 	}
-	return usageError{&restated{where + ": " + words(le.Err), err}}
+	want := ""
+	if le.Line == 1 && le.Field == "" {
+		// No line of a capture at all: a file of another kind, which
+		// kindOf did not know.
+		want = "; want the JSON lines privacy capture writes, one record per line"
+	}
+	return usageError{&restated{where + ": " + words(le.Err) + want, err}}
 }
 
 // checkCaptureOut refuses an --out file that capture would append its

@@ -58,7 +58,9 @@ type followSummary struct {
 // follow runs a following rescan of plan's watch items from height
 // from, printing every event as a JSON line, until ctx ends (an
 // interrupt), then a summary line, whose warnings name the nodes and the
-// data directory by their flags.
+// data directory by their flags. Without --json the summary's warnings
+// are also text lines on standard error; with --json they are in the
+// summary alone.
 func (a *app) follow(ctx context.Context, c *client.Client, plan *scanPlan, from int32) error {
 	items, warnings, nodes := plan.items, plan.warnings, plan.nodes
 	watch := plan.watch()
@@ -113,7 +115,7 @@ func (a *app) follow(ctx context.Context, c *client.Client, plan *scanPlan, from
 	}
 	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: peersJSON(c.Peers(), params),
 		Warnings: orEmpty(warnings)}
-	a.warn(sum.Warnings)
+	a.warnBesideResult(sum.Warnings)
 	if err := enc.Encode(sum); err != nil && writeErr == nil {
 		writeErr = err
 	}
@@ -124,7 +126,8 @@ func (a *app) follow(ctx context.Context, c *client.Client, plan *scanPlan, from
 }
 
 // peersGoneAfter is how long scan --follow goes with no peer in use
-// before it says so on standard error.
+// before it says so on standard error (with --json, as a JSON line
+// {"warning": ...}).
 const peersGoneAfter = 10 * time.Second
 
 // watchPeers says on standard error, once each time it happens, that no
@@ -132,10 +135,14 @@ const peersGoneAfter = 10 * time.Second
 // why it is not in use (before, a follow whose peers had all gone away
 // waited without a word, as if no block came), and says when a peer is
 // in use again. The client redials the peers meanwhile. It looks once a
-// second and returns when ctx ends.
+// second and returns when ctx ends. With --json standard error holds
+// JSON alone: the warning is a line {"warning": ...}, as warnAlone
+// writes it, and the peer's return a line {"log": ...}, as a library's
+// log lines are.
 func (a *app) watchPeers(ctx context.Context, c *client.Client, nodes nodeFlags, gone time.Duration) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	log := a.logWriter()
 	lastInUse, said := time.Now(), false
 	for {
 		select {
@@ -154,7 +161,7 @@ func (a *app) watchPeers(ctx context.Context, c *client.Client, nodes nodeFlags,
 		}
 		switch {
 		case inUse && said:
-			fmt.Fprintf(a.stderr, "spvfilter: a peer is in use again after %v: following goes on\n", time.Since(lastInUse).Round(time.Second))
+			fmt.Fprintf(log, "a peer is in use again after %v: following goes on\n", time.Since(lastInUse).Round(time.Second))
 			lastInUse, said = time.Now(), false
 		case inUse:
 			lastInUse = time.Now()
@@ -162,7 +169,7 @@ func (a *app) watchPeers(ctx context.Context, c *client.Client, nodes nodeFlags,
 			if len(why) == 0 {
 				why = []string{"none known"}
 			}
-			a.warn([]string{nodes.named(fmt.Sprintf("no peer in use for %v (%s): following waits for one, redialling them, and says when one is back (Ctrl-C ends it)",
+			a.warnAlone([]string{nodes.named(fmt.Sprintf("no peer in use for %v (%s): following waits for one, redialling them, and says when one is back (Ctrl-C ends it)",
 				gone, strings.Join(why, "; ")))})
 			said = true
 		}

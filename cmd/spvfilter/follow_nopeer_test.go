@@ -17,16 +17,21 @@ import (
 // the follow as the help says, with exit 0 and the summary line, the wait
 // among its warnings (before, exit 1 and "following rescan stopped ... after
 // waiting"). With the node up, Ctrl-C ends it the same way and no such
-// warning is given.
+// warning is given. With --json standard error holds JSON lines alone:
+// the warning is a line {"warning": ...} (before, text, as without
+// --json), and the summary's warnings are in the summary alone.
 func TestFollowNoPeerLeft(t *testing.T) {
 	rows := []struct {
 		name     string
 		stop     bool
+		json     bool
 		warning  string // in stderr, "" for none about peers
 		summary  string // in the summary's warnings, "" for none about the wait
 		waitTill time.Duration
 	}{
 		{name: "the node stopped", stop: true, warning: "no peer in use for 10s (--connect ",
+			summary: "interrupted while waiting ", waitTill: 20 * time.Second},
+		{name: "the node stopped, --json", stop: true, json: true, warning: "no peer in use for 10s (--connect ",
 			summary: "interrupted while waiting ", waitTill: 20 * time.Second},
 		{name: "the node up", waitTill: 12 * time.Second},
 	}
@@ -35,7 +40,11 @@ func TestFollowNoPeerLeft(t *testing.T) {
 			node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 			node.Generate(t, 3)
 			addr := peertest.NewKey("alice").Address(node.Params).EncodeAddress()
-			p := startFollow(t, "--connect", node.P2PAddr, "--network", "regtest", "--watch", addr, "--timeout", "5s")
+			args := []string{"--connect", node.P2PAddr, "--network", "regtest", "--watch", addr, "--timeout", "5s"}
+			if r.json {
+				args = append(args, "--json")
+			}
+			p := startFollow(t, args...)
 			if err := p.waitFor("tip 3", 30*time.Second, isEvent("tip", 3)); err != nil {
 				t.Fatal(err)
 			}
@@ -65,6 +74,12 @@ func TestFollowNoPeerLeft(t *testing.T) {
 			}
 			if len(p.got) == 0 || p.got[len(p.got)-1]["event"] != "summary" {
 				t.Fatalf("the last line is no summary: %v", p.got)
+			}
+			if r.json {
+				lines := warningLines(t, p.stderr.String())
+				if len(lines) != 1 || !strings.Contains(lines[0], r.warning+node.P2PAddr) {
+					t.Errorf("warning lines %q: want the one that no peer is in use", lines)
+				}
 			}
 			ws, _ := p.got[len(p.got)-1]["warnings"].([]any)
 			found := false

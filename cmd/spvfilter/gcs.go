@@ -225,7 +225,7 @@ func runGCSBuild(a *app, f *gcsBuildFlags, fl *pflag.FlagSet) error {
 			warnings = append(warnings, fmt.Sprintf("--prev-header: the filter header is %s; without --json build prints the filter alone (--json prints both, as \"filter\" and \"header\")", *out.Header))
 		}
 	}
-	a.warn(warnings)
+	a.warnBesideResult(warnings)
 	if a.json {
 		return a.printJSON(out)
 	}
@@ -299,7 +299,7 @@ func runGCSMatch(a *app, f *gcsMatchFlags, args []string) error {
 		out.Any = out.Any || m
 		out.Results = append(out.Results, gcsElementResult{hex.EncodeToString(e), m})
 	}
-	a.warn(out.Warnings)
+	a.warnBesideResult(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}

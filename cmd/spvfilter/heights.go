@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // heightsOnChain checks the heights of --from and --to (to < 0: the tip)
 // against tip, the chain tip of the nodes (whose: "node's" or "nodes'").
@@ -15,4 +18,16 @@ func heightsOnChain(from, to, tip int32, whose string) error {
 		return fmt.Errorf("--from %d is above the %s chain tip %d: give a height up to %d", from, whose, tip, tip)
 	}
 	return nil
+}
+
+// toBelowFrom is the bad input of a --to below --from, saying what would
+// do.
+func toBelowFrom(to, from int32) error {
+	return badInput("--to %d is below --from %d: give --to %d or above, or leave --to out for the tip", to, from, from)
+}
+
+// notPositive is the bad input of a duration flag of 0 or less, saying
+// what would do.
+func notPositive(flag string, d time.Duration) error {
+	return badInput("%s %v: must be positive, such as 30s or 2m", flag, d)
 }

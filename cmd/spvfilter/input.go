@@ -266,6 +266,13 @@ func (a *app) readHexArg(what, arg string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	// An error in hex read from a file names the file too.
+	switch {
+	case arg == "-":
+		what += " (standard input)"
+	case strings.HasPrefix(arg, "@"):
+		what += " " + arg
+	}
 	return decodeHex(what, text)
 }
 
@@ -367,7 +374,11 @@ func decodeHex(what, text string) ([]byte, error) {
 				return nil, badInput("%s: %s", what, hint)
 			}
 			at, r := firstNonHex(s)
-			return nil, badInput("%s: invalid hex character %q at offset %d%s", what, r, at, hexHint(what, s))
+			hint := hexHint(what, s)
+			if hint == "" {
+				hint = " (want hex digits, 0-9 and a-f)"
+			}
+			return nil, badInput("%s: invalid hex character %q at offset %d%s", what, r, at, hint)
 		}
 		return nil, badInputWords(what, err)
 	}

@@ -189,9 +189,9 @@ func (f *labFlags) check(fl *pflag.FlagSet) error {
 	case f.toGiven && f.to < 0:
 		return badInput("--to %d: %s", f.to, wantHeight)
 	case f.toGiven && f.to < f.from:
-		return badInput("--to %d is below --from %d", f.to, f.from)
+		return toBelowFrom(f.to, f.from)
 	case f.timeout <= 0:
-		return badInput("--timeout %v: must be positive", f.timeout)
+		return notPositive("--timeout", f.timeout)
 	case f.probes < 0 || f.probes > maxLabProbes:
 		return badInput("--probes %d: want 0 to %d", f.probes, maxLabProbes)
 	case f.timing < 0:

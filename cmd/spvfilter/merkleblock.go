@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -131,7 +132,7 @@ func runMerkleBlockBuild(a *app, f *merkleBlockBuildFlags, args []string) error 
 	if err != nil {
 		return fmt.Errorf("encoding merkleblock: %w", err)
 	}
-	a.warn(warnings)
+	a.warnBesideResult(warnings)
 	if !a.json {
 		_, err := fmt.Fprintln(a.stdout, hex.EncodeToString(payload))
 		return err
@@ -166,6 +167,10 @@ func runMerkleBlockBuild(a *app, f *merkleBlockBuildFlags, args []string) error 
 	return a.printJSON(out)
 }
 
+// blockTooMany matches btcd's wire refusing a block's transaction count:
+// "too many transactions to fit into a block [count C, max M]".
+var blockTooMany = regexp.MustCompile(`^too many transactions to fit into a block \[count (\d+), max (\d+)\]$`)
+
 // readBlock decodes the --block argument as one serialized block.
 func (a *app) readBlock(arg string) (*wire.MsgBlock, error) {
 	raw, err := a.readHexArg("--block", arg)
@@ -179,9 +184,17 @@ func (a *app) readBlock(arg string) (*wire.MsgBlock, error) {
 			return nil, usageError{&restated{fmt.Sprintf("--block: %s are %s, not a whole block: give the block (getblock HASH 0 prints one)", plural(len(raw), "byte"), kind), err}}
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			return nil, usageError{&restated{fmt.Sprintf("--block: %s, not a whole block: the data end too early, after byte %d", plural(len(raw), "byte"), len(raw)-r.Len()), err}}
+			return nil, usageError{&restated{fmt.Sprintf("--block: %s, not a whole block: the data end too early, after byte %d (give a whole block's hex, as getblock HASH 0 prints it)",
+				plural(len(raw), "byte"), len(raw)-r.Len()), err}}
 		}
-		return nil, badInputWords("--block: not a serialized block", err)
+		why := words(err)
+		var me *wire.MessageError
+		if errors.As(err, &me) {
+			if m := blockTooMany.FindStringSubmatch(me.Description); m != nil {
+				why = fmt.Sprintf("it announces %s transactions, more than a block can hold (at most %s)", m[1], m[2])
+			}
+		}
+		return nil, usageError{&restated{named("--block: not a serialized block", why) + " (give a whole block's hex, as getblock HASH 0 prints it)", err}}
 	}
 	if r.Len() != 0 {
 		return nil, badInput("--block: %s after the end of the block", plural(r.Len(), "byte"))

@@ -936,8 +936,9 @@ func TestNewcomerHashLengths(t *testing.T) {
 // naturally inserts, and a node does not test it against an output (it
 // tests the data pushes of the script): the filter would match no
 // payment to it. Each command
-// warns and names the data to insert; the data itself, or a public key,
-// carries no warning.
+// warns and names the data to insert (on standard error, or with --json
+// in the result alone); the data itself, or a public key, carries no
+// warning.
 func TestNewcomerScriptAsElement(t *testing.T) {
 	const hash = "751e76e8199196d454941c45d1b3a323f1433bd6"
 	p2wpkh, p2pkh := "0014"+hash, "76a914"+hash+"88ac"
@@ -967,6 +968,10 @@ func TestNewcomerScriptAsElement(t *testing.T) {
 		if fmt.Sprint(out.Warnings) != fmt.Sprint(orEmpty(tt.want)) {
 			t.Errorf("%q: warnings %q, want %q", tt.args, out.Warnings, tt.want)
 		}
+		if stderr != "" {
+			t.Errorf("%q --json: standard error %q, want nothing: the warnings are in the JSON", tt.args, stderr)
+		}
+		_, stderr, _ = runCLI(t, "", tt.args...)
 		for _, w := range tt.want {
 			if !strings.Contains(stderr, "spvfilter: warning: "+w) {
 				t.Errorf("%q: standard error %q lacks %q", tt.args, stderr, w)

@@ -126,7 +126,7 @@ func runPeers(a *app, f *peersFlags, fl *pflag.FlagSet) error {
 		return err
 	}
 	if f.timeout <= 0 {
-		return badInput("--timeout %v: must be positive", f.timeout)
+		return notPositive("--timeout", f.timeout)
 	}
 	for _, addr := range f.unban {
 		if err := checkUnban(addr); err != nil {
@@ -380,7 +380,7 @@ func (out *peersOutput) addBans(bans []banlist.Ban) {
 
 // printPeers prints what peers found, as JSON or as text.
 func (a *app) printPeers(out *peersOutput) error {
-	a.warn(out.Warnings)
+	a.warnBesideResult(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}

@@ -76,10 +76,11 @@ yet sent its version, so silent connections cannot lock real clients out.
 It runs until interrupted (Ctrl-C) or for --duration, then prints what it
 recorded on standard output, as text or with --json as an object (with
 --out -, on standard error, so that standard output holds only the capture
-lines). One that recorded nothing says so in a warning, on standard error
-and in --json's "warnings": no client connected (a client pointed at the
-node itself, at another port, or of another network), or those that did
-sent nothing to record. An --out file that holds anything but capture
+lines). One that recorded nothing says so in a warning on standard error
+(with --json a line {"warning": "..."} there, counted in the statistics'
+"warning_count", their "warnings" left empty): no client connected (a
+client pointed at the node itself, at another port, or of another
+network), or those that did sent nothing to record. An --out file that holds anything but capture
 records (the labels of privacy simulate, a report) is refused. --out may be
 a named pipe (mkfifo) whose reader is already running: the records stream
 into it as they come; a pipe that no process reads is refused at once,
@@ -187,9 +188,9 @@ func (f *captureFlags) check() error {
 	case f.duration < 0:
 		return badInput("--duration %v: must not be negative", f.duration)
 	case f.handshake <= 0:
-		return badInput("--handshake-timeout %v: must be positive", f.handshake)
+		return notPositive("--handshake-timeout", f.handshake)
 	case f.idle <= 0:
-		return badInput("--idle-timeout %v: must be positive", f.idle)
+		return notPositive("--idle-timeout", f.idle)
 	}
 	if err := checkOutputFile("--out", f.out); err != nil {
 		return err
@@ -265,16 +266,17 @@ func (o *captureOut) removeCreated() {
 
 // printCaptureStats prints the relay's statistics st and its warnings:
 // the result, on standard output, unless the records go there
-// (dataOnStdout, --out -).
+// (dataOnStdout, --out -). With --json each warning is a JSON line of its
+// own on standard error, as a capture's other events are, and the
+// statistics count them.
 func (a *app) printCaptureStats(dataOnStdout bool, st capture.RelayStats, warnings []string) error {
 	if a.json {
-		// Standard error holds JSON lines: each warning is one, unless
-		// the statistics, which carry them, go there.
-		if !dataOnStdout {
-			a.warnAlone(warnings)
-		}
+		// Standard error holds JSON lines: each warning is one, said
+		// there once; the statistics count them ("warning_count") and
+		// do not say them again.
+		a.warnAlone(warnings)
 		js := newCaptureStatsJSON(st)
-		js.Warnings = orEmpty(warnings)
+		js.WarningCount = len(warnings)
 		return printStats(a, dataOnStdout, js)
 	}
 	a.warn(warnings)
@@ -308,13 +310,17 @@ func listenProblem(err error) string {
 // captureStatsJSON is capture.RelayStats under the CLI's JSON keys: a
 // count is <noun>_count, or <nouns>_<done> for what the relay did.
 type captureStatsJSON struct {
-	ClientCount           int64    `json:"client_count"`
-	RecordsWritten        int64    `json:"records_written"`
-	ConnectionsRejected   int64    `json:"connections_rejected"`
-	HandshakeTimeoutCount int64    `json:"handshake_timeout_count"`
-	IdleTimeoutCount      int64    `json:"idle_timeout_count"`
-	ClientsEvicted        int64    `json:"clients_evicted"`
-	Warnings              []string `json:"warnings"`
+	ClientCount           int64 `json:"client_count"`
+	RecordsWritten        int64 `json:"records_written"`
+	ConnectionsRejected   int64 `json:"connections_rejected"`
+	HandshakeTimeoutCount int64 `json:"handshake_timeout_count"`
+	IdleTimeoutCount      int64 `json:"idle_timeout_count"`
+	ClientsEvicted        int64 `json:"clients_evicted"`
+	// WarningCount is how many warnings the capture wrote on standard
+	// error, a line {"warning": ...} each, before these statistics;
+	// Warnings is empty: the lines say them, once.
+	WarningCount int      `json:"warning_count"`
+	Warnings     []string `json:"warnings"`
 }
 
 func newCaptureStatsJSON(st capture.RelayStats) captureStatsJSON {

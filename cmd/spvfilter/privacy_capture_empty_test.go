@@ -8,7 +8,8 @@ import (
 )
 
 // TestPrivacyCaptureNothingWarns: a capture that ends having recorded
-// nothing says so loudly, on standard error and in --json's "warnings",
+// nothing says so loudly, on standard error (with --json a JSON line
+// {"warning": ...} there, which the statistics count),
 // naming the likely cause: no client connected (the client pointed at
 // another address, port or network), or clients connected and sent
 // nothing worth a record. Before, it printed "0 clients, 0 records
@@ -55,14 +56,17 @@ func TestPrivacyCaptureNothingWarns(t *testing.T) {
 				}
 			}
 			if r.json {
+				// The warning is said once, a JSON line on standard
+				// error; the statistics count it.
 				var st captureStatsJSON
 				if err := json.Unmarshal([]byte(stdout), &st); err != nil {
 					t.Fatalf("stdout %q: %v", stdout, err)
 				}
-				if len(st.Warnings) != 1 {
-					t.Fatalf("warnings %q, want one", st.Warnings)
+				lines := warningLines(t, stderr)
+				if len(lines) != 1 || st.WarningCount != 1 || len(st.Warnings) != 0 {
+					t.Fatalf("warning lines %q, statistics' warning_count %d and warnings %q: want one line, counted, not said again", lines, st.WarningCount, st.Warnings)
 				}
-				warning = st.Warnings[0]
+				warning = lines[0]
 			}
 			for _, w := range r.want {
 				if !strings.Contains(warning, w) {
@@ -77,4 +81,23 @@ func TestPrivacyCaptureNothingWarns(t *testing.T) {
 func freeLoopbackAddr(t *testing.T) string {
 	t.Helper()
 	return net.JoinHostPort("127.0.0.1", freeLoopbackPort(t))
+}
+
+// warningLines returns the warnings of the JSON lines {"warning": ...}
+// on stderr, failing on a line that is not JSON.
+func warningLines(t *testing.T, stderr string) []string {
+	t.Helper()
+	var ws []string
+	for line := range strings.Lines(stderr) {
+		var v struct {
+			Warning *string `json:"warning"`
+		}
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("standard error line %q is not JSON: %v", line, err)
+		}
+		if v.Warning != nil {
+			ws = append(ws, *v.Warning)
+		}
+	}
+	return ws
 }

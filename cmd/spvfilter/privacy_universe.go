@@ -120,10 +120,10 @@ func (f *universeFlags) check() error {
 		return badInput("--to %d: %s", f.to, wantHeight)
 	}
 	if f.toGiven && f.to < f.from {
-		return badInput("--to %d is below --from %d", f.to, f.from)
+		return toBelowFrom(f.to, f.from)
 	}
 	if f.timeout <= 0 {
-		return badInput("--timeout %v: must be positive", f.timeout)
+		return notPositive("--timeout", f.timeout)
 	}
 	if f.indexMemory < 1<<16 {
 		return badInput("--index-memory %d: must be at least 65536 bytes", f.indexMemory)

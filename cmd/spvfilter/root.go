@@ -206,9 +206,11 @@ const rootCommands = `spvfilter builds, inspects and measures Bitcoin light-clie
 const rootContract = `Every command prints JSON with --json; an error is then one JSON object on
 standard error, {"error": "...", "exit_code": N}. A result that may be
 misleading carries warnings: on standard error, and in JSON as "warnings".
-With --json, privacy, scan (but for --follow) and lab write only JSON on
-standard error: a warning is in the result's "warnings", and one that no
-result carries (or privacy capture's) is a line {"warning": "..."} there.
+With --json every command writes only JSON on standard error: a warning is
+in the result's "warnings" alone, and one that no result carries is a line
+{"warning": "..."} there: so are privacy capture's, which its statistics
+count as "warning_count", and scan --follow's while it follows, its
+summary line holding those of the end.
 
 Exit status: 0 on success, 2 for bad input (a malformed argument, flag or
 address, a flag that takes one value given twice, a surplus argument, a

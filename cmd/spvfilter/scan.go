@@ -166,7 +166,8 @@ of --json's matches) until SIGINT or SIGTERM, which end it with exit 0 and
 a summary line (one that came while it waited for a peer names the wait in
 its warnings). With no peer in use for 10 seconds (all gone away; they are
 redialled) it says so on standard error, naming each and why, and says
-when one is back.
+when one is back; with --json these are JSON lines, {"warning": "..."}
+and {"log": "..."}, and the summary's warnings are in it alone.
 
 Exit status: 0 done (warnings, if any, on standard error or in --json's
 "warnings", among them a --privacy-target not met with --allow-short-covers),
@@ -910,10 +911,10 @@ func (fl *scanFlags) checkRange(flags *pflag.FlagSet, plan *scanPlan) error {
 		return badInput("--to %d: %s", fl.to, wantHeight)
 	}
 	if plan.to >= 0 && plan.to < fl.from {
-		return badInput("--to %d is below --from %d", plan.to, fl.from)
+		return toBelowFrom(plan.to, fl.from)
 	}
 	if fl.timeout <= 0 {
-		return badInput("--timeout %v: must be positive", fl.timeout)
+		return notPositive("--timeout", fl.timeout)
 	}
 	if fl.follow && fl.mode != "bip157" {
 		return badInput("--follow needs --mode bip157")

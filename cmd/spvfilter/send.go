@@ -82,7 +82,7 @@ after the send began and on whose word: "announced by 127.0.0.1:8333
 after 4.2s (given it: on its own word)" for a peer it was given to,
 "(not given it: it propagated)" for one that got it through the network
 ("announced_after_seconds", "given" and "seen" with --json). Warnings go
-to standard error (with --json, in "warnings" too).
+to standard error (with --json, in "warnings" alone).
 
 Outcomes, and what to do:
   exit 0, no warning: it propagated; run send again later if it is not
@@ -345,7 +345,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 		return err
 	}
 	if f.timeout <= 0 {
-		return badInput("--timeout %v: must be positive", f.timeout)
+		return notPositive("--timeout", f.timeout)
 	}
 	// Any node that relays transactions will do.
 	ccfg, err := f.peerFlags.config(params, wire.SFNodeNetwork)
@@ -380,7 +380,7 @@ func runSend(a *app, f *sendFlags, args []string) error {
 	}
 	propagated, warnings := sendVerdict(res, c.Peers(), params)
 	warnings = f.nodes().namedAll(append(echoes, warnings...))
-	a.warn(warnings)
+	a.warnBesideResult(warnings)
 	if !a.json {
 		return printSent(a.stdout, res)
 	}

@@ -26,7 +26,8 @@ func decodeTx(what string, raw []byte) (*wire.MsgTx, error) {
 		if len(raw) == 1 {
 			n = "1 byte is"
 		}
-		msg := fmt.Sprintf("%s: %s not a whole transaction: %s", what, n, txProblem(err, raw, len(raw)-r.Len()))
+		msg := fmt.Sprintf("%s: %s not a whole transaction: %s (give a whole transaction's hex, as getrawtransaction TXID prints it)",
+			what, n, txProblem(err, raw, len(raw)-r.Len()))
 		return nil, usageError{&restated{msg, err}}
 	}
 	if r.Len() != 0 {

@@ -286,28 +286,38 @@ func (ff fieldFlags) jointBlame(fe *model.FieldError, fl *pflag.FlagSet) string 
 		return name, ok && fl.Lookup(name) != nil && fl.Changed(name)
 	}
 	switch {
-	case fe.Field == "universe_size" && strings.HasPrefix(fe.Msg, "smaller than the wallet's"):
+	case fe.Field == "universe_size" && fe.Other == "addresses":
+		// The universe holds the wallet's addresses.
 		if _, ok := given("universe_size"); ok {
 			return ""
 		}
 		if addr, ok := given("addresses"); ok {
-			return fmt.Sprintf("%s: more than the %s candidates the node tests, which include the wallet's addresses (give a larger --universe-size)",
-				flagAndValue(fl, addr), flagAndValue(fl, ff["universe_size"]))
+			return fmt.Sprintf("%s: more than the %s candidates the node tests, which include the wallet's addresses (give --%s %s or more)",
+				flagAndValue(fl, addr), flagAndValue(fl, ff["universe_size"]), ff["universe_size"], fe.OtherValue)
 		}
-	case fe.Field == "addresses" && strings.HasSuffix(fe.Msg, " elements do not fit a filter"):
-		n, _, _ := strings.Cut(fe.Msg, " ")
+	case fe.Field == "addresses" && fe.Other == "extra_elements":
+		// The filter is sized for addresses times elements per address,
+		// plus the extra elements: Most is the addresses that fit.
 		for _, field := range []string{"extra_elements", "elements_per_address", "addresses"} {
-			if name, ok := given(field); ok {
-				return fmt.Sprintf("%s: the filter would be sized for %s elements (addresses times elements per address, plus extra elements), more than the %d a filter counts",
-					flagAndValue(fl, name), n, uint32(math.MaxUint32))
+			name, ok := given(field)
+			if !ok {
+				continue
 			}
+			fix := fmt.Sprintf("give --%s %s at most (with --%s %s)", ff["addresses"], fe.Most, ff["extra_elements"], fe.OtherValue)
+			if fe.Most == "0" {
+				fix = "not one address fits: give fewer"
+			}
+			return fmt.Sprintf("%s: the filter would be sized for more than the %d elements a filter counts (addresses times elements per address, plus extra elements): %s",
+				flagAndValue(fl, name), uint32(math.MaxUint32), fix)
 		}
-	case fe.Field == "appearances" && strings.HasPrefix(fe.Msg, "more than the"):
+	case fe.Field == "appearances" && fe.Other == "blocks":
+		// Each script appears in that many of the blocks scanned.
 		if _, ok := given("appearances"); ok {
 			return ""
 		}
 		if blocks, ok := given("blocks"); ok {
-			return fmt.Sprintf("%s: fewer than the %s blocks each script appears in", flagAndValue(fl, blocks), flagAndValue(fl, ff["appearances"]))
+			return fmt.Sprintf("%s: fewer than the %s blocks each script appears in (give --%s %s or more)",
+				flagAndValue(fl, blocks), flagAndValue(fl, ff["appearances"]), blocks, fe.Value)
 		}
 	case fe.Field == "fetch.decoys_per_session" && fe.Other == "chain.block_count":
 		// The blocks bound the decoys: their flag and the most they allow.

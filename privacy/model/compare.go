@@ -84,14 +84,15 @@ func Compare(p CompareParams) (*Comparison, error) {
 	case p.Blocks == 0:
 		return nil, badField("blocks", p.Blocks, "must be at least 1")
 	case p.WalletBlocks > p.Blocks:
-		return nil, badField("wallet_blocks", p.WalletBlocks, "more than the %d blocks scanned", p.Blocks)
+		return nil, boundBy("wallet_blocks", p.WalletBlocks, "blocks", p.Blocks, p.Blocks, "more than the %d blocks scanned", p.Blocks)
 	case uint64(p.Appearances) > p.Blocks:
-		return nil, badField("appearances", p.Appearances, "more than the %d blocks scanned", p.Blocks)
+		return nil, boundBy("appearances", p.Appearances, "blocks", p.Blocks, p.Blocks, "more than the %d blocks scanned", p.Blocks)
 	case p.Appearances > 0 && p.WalletBlocks < uint64(p.Appearances):
 		// Each of the wallet's scripts appears in k blocks: a wallet of
 		// fewer blocks (none: a wallet without transactions) has no
 		// script the block-download attack could find.
-		return nil, badField("wallet_blocks", p.WalletBlocks, "fewer than the %d blocks each of the wallet's scripts appears in (appearances)", p.Appearances)
+		return nil, boundBy("wallet_blocks", p.WalletBlocks, "appearances", p.Appearances, nil,
+			"fewer than the %d blocks each of the wallet's scripts appears in (appearances)", p.Appearances)
 	}
 	w := uint64(p.Model.Addresses) * uint64(p.WatchPerAddress)
 	nb := float64(p.ElementsPerBlock)

@@ -22,7 +22,10 @@ type FieldError struct {
 	Msg   string // what is wrong with it
 	// Other is, for a rule that bounds the field by another, the other
 	// field's JSON key, and OtherValue its value; both are "" for a rule
-	// of the field alone.
+	// of the field alone. (A rule of Params: universe_size by addresses,
+	// which it must hold; addresses by extra_elements, beside which the
+	// filter's elements must fit its count. Of CompareParams: appearances
+	// and wallet_blocks by blocks, wallet_blocks by appearances.)
 	Other      string
 	OtherValue string
 	// Most, when not "", is the largest value of the field the rule
@@ -40,6 +43,19 @@ func (e *FieldError) Unwrap() error { return e.Kind }
 // badField is an ErrBadParams naming the parameter field of value v.
 func badField(field string, v any, format string, args ...any) error {
 	return &FieldError{Kind: ErrBadParams, Field: field, Value: fmt.Sprint(v), Msg: fmt.Sprintf(format, args...)}
+}
+
+// boundBy is an ErrBadParams of the field of value v that a rule bounds
+// by the other field, of value ov: it names the other field and its
+// value, and most, the most the field may be beside it (nil for a rule
+// that sets no most).
+func boundBy(field string, v any, other string, ov, most any, format string, args ...any) error {
+	fe := &FieldError{Kind: ErrBadParams, Field: field, Value: fmt.Sprint(v), Msg: fmt.Sprintf(format, args...),
+		Other: other, OtherValue: fmt.Sprint(ov)}
+	if most != nil {
+		fe.Most = fmt.Sprint(most)
+	}
+	return fe
 }
 
 // Params describes a wallet, its filters and the attacker's universe.
@@ -152,7 +168,9 @@ func (p Params) validate() error {
 	case p.PairTest && p.ElementsPerAddress < 2:
 		return badField("pair_test", p.PairTest, "needs 2 elements per address (the key and its hash), not %d", p.ElementsPerAddress)
 	case p.UniverseSize < uint64(p.Addresses):
-		return badField("universe_size", p.UniverseSize, "smaller than the wallet's %d addresses, which it includes", p.Addresses)
+		// A least, not a most: the universe holds the wallet's addresses.
+		return boundBy("universe_size", p.UniverseSize, "addresses", p.Addresses, nil,
+			"smaller than the wallet's %d addresses, which it includes", p.Addresses)
 	case p.Filters > 1000:
 		return badField("filters", p.Filters, "at most 1000")
 	}
@@ -161,7 +179,10 @@ func (p Params) validate() error {
 	}
 	n := uint64(p.Addresses)*uint64(p.ElementsPerAddress) + uint64(p.ExtraElements)
 	if n > math.MaxUint32 {
-		return badField("addresses", p.Addresses, "%d elements do not fit a filter", n)
+		// The most addresses beside the extra elements (0: none fit),
+		// at the elements per address.
+		most := (math.MaxUint32 - uint64(p.ExtraElements)) / uint64(p.ElementsPerAddress)
+		return boundBy("addresses", p.Addresses, "extra_elements", p.ExtraElements, most, "%d elements do not fit a filter", n)
 	}
 	return nil
 }
