@@ -441,11 +441,19 @@ func sendVerdict(res *client.SendResult, peers []client.PeerStatus, params *chai
 	for _, p := range peers {
 		if e, ok := res.Failed[p.Address]; ok {
 			warnings = append(warnings, sendWords(e).Error()+bannedWords(p))
+		} else if e, ok := res.LeftOut[p.Address]; ok {
+			warnings = append(warnings, leftOutWords(p.Address, e))
 		} else if p.Reason != "" {
 			warnings = append(warnings, fmt.Sprintf("peer %s: %s", p.Address, statusWords(p, params)))
 		}
 	}
 	return propagated, warnings
+}
+
+// leftOutWords says that the peer at addr was not given the transaction,
+// left out before the send began for err (see client.SendResult.LeftOut).
+func leftOutWords(addr string, err error) string {
+	return fmt.Sprintf("peer %s: not given the transaction: its connection had ended and it was not dialled again in time (%v); run send again to give it", addr, err)
 }
 
 // printSent prints the txid of the send res, and where it was mined or
@@ -481,6 +489,8 @@ func newSendJSON(res *client.SendResult, peers []client.PeerStatus, params *chai
 		}
 		if e, ok := res.Failed[p.Address]; ok {
 			j.Error = orNull(sendWords(e).Error() + bannedWords(p))
+		} else if e, ok := res.LeftOut[p.Address]; ok {
+			j.Error = orNull(leftOutWords(p.Address, e))
 		} else if p.Reason != "" {
 			j.Error = orNull(statusWords(p, params))
 		}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/btcsuite/btcd/chaincfg"
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
 
 	"github.com/spvfilter/spvfilter/peer"
@@ -90,6 +91,54 @@ func TestSendWordsNotConfirmed(t *testing.T) {
 			}
 			if !errors.Is(got, client.ErrNotConfirmed) || errors.Is(tt.err, peer.ErrRejected) != (tt.name == "beside a rejection") {
 				t.Errorf("%v: the cause is not kept", got)
+			}
+		})
+	}
+}
+
+// TestSendLeftOutSaid: a peer the send left out before it began
+// (client.SendResult.LeftOut) is named, with why, in the warnings and
+// in its --json entry, not only in the log; a peer given the
+// transaction is not.
+func TestSendLeftOutSaid(t *testing.T) {
+	why := fmt.Errorf("pool: 127.0.0.1:2 not dialled again: the next is due in 7.9s: %w", peer.ErrAbandoned)
+	res := &client.SendResult{Given: []string{"127.0.0.1:1"}, Accepted: []string{"127.0.0.1:1"},
+		LeftOut: map[string]error{"127.0.0.1:2": why}}
+	peers := []client.PeerStatus{{Address: "127.0.0.1:1"}, {Address: "127.0.0.1:2"}}
+	tests := []struct {
+		addr string
+		want string // in the peer's warning and its JSON error; "" for none
+	}{
+		{"127.0.0.1:1", ""},
+		{"127.0.0.1:2", "peer 127.0.0.1:2: not given the transaction: its connection had ended and it was not dialled again in time (" + why.Error() + ")"},
+	}
+	_, warnings := sendVerdict(res, peers, &chaincfg.RegressionNetParams)
+	js := newSendJSON(res, peers, &chaincfg.RegressionNetParams, false, warnings)
+	for _, tt := range tests {
+		t.Run(tt.addr, func(t *testing.T) {
+			var said []string
+			for _, w := range warnings {
+				if strings.Contains(w, tt.addr) {
+					said = append(said, w)
+				}
+			}
+			var jerr *string
+			for _, p := range js.Peers {
+				if p.Address == tt.addr {
+					jerr = p.Error
+				}
+			}
+			if tt.want == "" {
+				if len(said) != 0 || jerr != nil {
+					t.Errorf("warned %q, json error %v; want neither", said, jerr)
+				}
+				return
+			}
+			if len(said) != 1 || !strings.HasPrefix(said[0], tt.want) {
+				t.Errorf("warnings %q; want one starting %q", said, tt.want)
+			}
+			if jerr == nil || !strings.HasPrefix(*jerr, tt.want) {
+				t.Errorf("json error %v; want one starting %q", jerr, tt.want)
 			}
 		})
 	}
