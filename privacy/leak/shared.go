@@ -22,9 +22,9 @@ const SeveralWallets = "from this client's address (its host, whatever the port)
 // different wallets), so that scripts given 0.95 or more are right less
 // often than said (on the varied neutrino captures of package
 // neutrinocapture with every wallet behind one address, seeds 801 to 816
-// and 901 to 916, 311 of 336 times); their groups held. Reports of colluding views or a
-// client's own (one client's downloads split over its peers) are not
-// compared.
+// and 901 to 916, 311 of 336 times); their groups held. Reports of
+// colluding views or a client's own (one client's downloads split over
+// its peers) are not compared.
 func warnSharedClients(reports []*Report) {
 	byHost := map[string][]*Report{}
 	var hosts []string
