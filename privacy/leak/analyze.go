@@ -435,6 +435,9 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	if paying {
 		recalibratePaying(reports[:len(views)])
 	}
+	if !opt.Collude && opt.Own == nil {
+		capWarned(reports[:len(views)], paying)
+	}
 	return reports, nil
 }
 

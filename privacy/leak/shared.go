@@ -20,9 +20,11 @@ const SeveralWallets = "from this client's address (its host, whatever the port)
 // then match scripts of the chain more often than the fetched set
 // shifted along the scan does (a script paid in blocks of the client's
 // different wallets), so that scripts given 0.95 or more are right less
-// often than said; their groups held. Reports of colluding views or a
-// client's own (one client's downloads split over its peers) are not
-// compared.
+// often than said (on the varied neutrino captures of package
+// neutrinocapture with every wallet behind one address, seeds 801 to 816
+// and 901 to 916, 311 of 336 times); their groups held. Reports of
+// colluding views or a client's own (one client's downloads split over
+// its peers) are not compared.
 func warnSharedClients(reports []*Report) {
 	byHost := map[string][]*Report{}
 	var hosts []string
@@ -60,7 +62,7 @@ func warnSharedClients(reports []*Report) {
 			if others[i] > 0 {
 				r.keepPooledGroups()
 				r.severalWallets = true
-				r.warn(fmt.Sprintf("%d other session(s) %s: one of the two fetched every block of a script of two or more appearances, given half or more, that the other scanned and did not fetch all of; several wallets behind one address, or one client fetching for several at once: on simulated captures of that kind (privacy simulate --regime shared-client) scripts given 0.95 or more were right less often than said (a script of the chain paid in blocks of the client's different wallets), their groups as often as said: the groups are the claim to read", others[i], SeveralWallets))
+				r.warn(fmt.Sprintf("%d other session(s) %s: one of the two fetched every block of a script of two or more appearances, given half or more, that the other scanned and did not fetch all of; several wallets behind one address, or one client fetching for several at once: on simulated captures of that kind (privacy simulate --regime shared-client) scripts given 0.95 or more were right less often than said (a script of the chain paid in blocks of the client's different wallets), and on neutrino clients of 16 wallets behind one address 311 of 336 times (0.926, Wilson interval 0.892 to 0.949), their groups as often as said: the groups are the claim to read", others[i], SeveralWallets))
 			}
 		}
 	}

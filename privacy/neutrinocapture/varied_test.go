@@ -357,7 +357,11 @@ func poolBin(into *simulate.Bin, b simulate.Bin) {
 // seeds 101 to 405): on seeds 701 to 716 their bins [0.5, 0.8) and
 // [0.8, 0.95) went from 0.640 said, 0.838 right (n=569) and 0.884,
 // 0.934 (n=346) to 0.781, 0.849 (n=139) and 0.894, 0.879 (n=776), those
-// given P >= 0.95 247 of 249 right either way. The scripts' bins with
+// given P >= 0.95 247 of 249 right either way. No script of a session
+// of a capture warned that its wallets pay each other may be given 0.95
+// or more (package leak's capWarned; before it such scripts were right
+// 143 of 152 times on seeds 501 to 516, 601 to 616 and 701 to 716). The
+// scripts' bins with
 // distinct addresses are held in the default suite too (seed 2's fail
 // without the map); under one shared address they are logged as targets
 // not met; a run with seeds named fails on them and on the scripts'
@@ -380,9 +384,13 @@ func TestNeutrinoCaptureVaried(t *testing.T) {
 	for _, source := range variedSources {
 		severalAll[source] = true
 	}
+	// unwarned[source] counts the sessions under source that no warning
+	// keeps below 0.95.
+	unwarned := map[string]int{}
 	for _, seed := range seeds {
 		scores, warned := variedScore(ctx, t, seed, variedShape16)
 		for source, w := range warned {
+			unwarned[source] += w.unwarned
 			t.Logf("seed %d, %s addresses: %d of %d sessions warned that %s, %d of several wallets behind one address", seed, source, w.paying, w.sessions, leak.PayEachOther, w.several)
 			// Its wallets pay each other: where each wallet's client has
 			// an address of its own, that is warned of.
@@ -428,7 +436,13 @@ func TestNeutrinoCaptureVaried(t *testing.T) {
 			}
 			if cb.Count == 0 {
 				rows.WriteString(" none |\n")
-				t.Errorf("%s: none given P >= 0.95", what)
+				if name == "scripts" {
+					// Warned sessions keep their scripts below 0.95;
+					// the others gave none.
+					t.Logf("%s: none given P >= 0.95: the warned sessions keep their scripts below 0.95, the %d others gave none", what, unwarned[source])
+				} else {
+					t.Errorf("%s: none given P >= 0.95", what)
+				}
 				continue
 			}
 			fmt.Fprintf(&rows, " %d of %d (%.3f), %.3f |\n", cb.Right, cb.Count, *cb.FractionRight, *cb.WilsonLow)
@@ -553,6 +567,20 @@ func variedScore(ctx context.Context, t *testing.T, seed uint64, shape variedSha
 				w.severalIDs[r.Session] = true
 			}
 		}
+		// No script of a session of a capture found to look like one
+		// whose wallets pay each other is given 0.95 or more (but those
+		// warned of several wallets, recalibrated apart).
+		for _, r := range reps {
+			if w.paying == 0 || w.severalIDs[r.Session] {
+				w.unwarned++
+				continue
+			}
+			for _, m := range r.Matched {
+				if m.Probability >= simulate.ConfidentP || m.ProbabilityHigh >= simulate.ConfidentP {
+					t.Errorf("seed %d, %s addresses: session %s is warned, and its script %s is given %.4f (interval to %.4f), want below %g", seed, source, r.Session, m.Candidate, m.Probability, m.ProbabilityHigh, simulate.ConfidentP)
+				}
+			}
+		}
 		warned[source] = w
 		doc, score := evaluate(t, node.Params.Name, labels, reps)
 		if dir := os.Getenv("SPVFILTER_NEUTRINO_CAPTURE_DIR"); dir != "" {
@@ -577,4 +605,7 @@ func variedScore(ctx context.Context, t *testing.T, seed uint64, shape variedSha
 type variedWarned struct {
 	sessions, paying, several int
 	severalIDs                map[string]bool
+	// unwarned counts the sessions not of a capture warned that its
+	// wallets pay each other, or warned of several wallets.
+	unwarned int
 }
