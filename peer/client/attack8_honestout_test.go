@@ -8,6 +8,7 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // TestHonestHungUpScanSaysOnePeer: an attacker who can end the honest
@@ -27,19 +28,7 @@ func TestHonestHungUpScanSaysOnePeer(t *testing.T) {
 	c := connectWith(t, Config{Peers: []string{honest, liar}, Params: fx.node.Params, Timeout: 10 * time.Second, FilterCacheBytes: -1, Log: testLog{t, time.Now()}})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	next := int32(1)
-	pushBackoff(ctx, t, c, honest, r, 5, &next)
-	m := clientMember(t, c, honest)
-	r.mode.Store(relayHangUp)
-	hangUpOnce(ctx, t, c, honest, &r.served, &next)
-	rerr := c.pool.RedialDue(ctx, m)
-	r.mode.Store(relayPlain)
-	if rerr == nil {
-		t.Fatal("the honest peer was dialled again: its next dial was not pushed off, the attack did not run")
-	}
-	if slices.Contains(c.pool.Serving(wire.SFNodeCF), m) {
-		t.Fatalf("the honest peer is still listed: the attack did not run (%v)", rerr)
-	}
+	m, rerr := pushOut(ctx, t, c, honest, r)
 	res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), To: fx.tip})
 	if err != nil {
 		t.Fatalf("the scan: %v", err)
@@ -54,4 +43,25 @@ func TestHonestHungUpScanSaysOnePeer(t *testing.T) {
 	if !hasKind(res.Warnings, WarningOnePeer, liar) && !hasKind(res.Warnings, WarningNotCrossChecked, liar) {
 		t.Errorf("warnings %q: none says the result rests on %s alone, the honest peer left out by its attacker-made ends", res.Warnings, liar)
 	}
+}
+
+// pushOut has the relay r in front of c's peer at addr hang up after
+// block answers until that peer's next dial is 16 s off (six ends that
+// did not last, the user dialling it again between them), the last end
+// counted by a request, which RedialDue refuses: the pool no longer lists
+// the peer. It returns the peer's member and the refusal, and fails the
+// test if the peer was dialled again or is still listed.
+func pushOut(ctx context.Context, t *testing.T, c *Client, addr string, r *modeRelay) (*pool.Member, error) {
+	t.Helper()
+	next := int32(1)
+	pushBackoff(ctx, t, c, addr, r, 5, &next)
+	m := clientMember(t, c, addr)
+	r.mode.Store(relayHangUp)
+	hangUpOnce(ctx, t, c, addr, &r.served, &next)
+	rerr := c.pool.RedialDue(ctx, m)
+	r.mode.Store(relayPlain)
+	if rerr == nil || slices.Contains(c.pool.Serving(0), m) || slices.Contains(c.pool.Serving(wire.SFNodeCF), m) {
+		t.Fatalf("%s was dialled again or is still listed (%v): the attack did not run", addr, rerr)
+	}
+	return m, rerr
 }
