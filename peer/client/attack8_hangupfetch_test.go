@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -21,7 +22,11 @@ import (
 // and its request, dialling it again (Pool.RedialDue), is refused once
 // the backoff passes a first failure's. The download must then ask the
 // honest peer for those blocks, not fail: every fetch is to succeed, the
-// honest peer charged nothing.
+// honest peer charged nothing. Seen too: the failed fetch's cancel can
+// drop the honest peer's connection (a request in flight abandoned);
+// dialled again, its chain is not known until its headers come, and the
+// fetches meanwhile fail with ErrNoPeers, their error naming the other
+// peer's refusal, not that.
 func TestHangUpFailsNoFetchBlocks(t *testing.T) {
 	needFixture(t)
 	for _, tt := range []struct {
@@ -49,6 +54,7 @@ func TestHangUpFailsNoFetchBlocks(t *testing.T) {
 			conn := c.pool.Conn(honest)
 			to := int32(peer.MaxBlocksPerRequest * 2)
 			var failed []int
+			noPeersLive := 0 // fetches failed with ErrNoPeers, the honest peer live
 			var took []time.Duration
 			began := time.Now()
 			rounds := 0
@@ -66,9 +72,12 @@ func TestHangUpFailsNoFetchBlocks(t *testing.T) {
 					replaced++
 					conn = now
 				}
+				if err != nil && errors.Is(err, ErrNoPeers) && c.pool.Status(honest).Live {
+					noPeersLive++
+				}
 				if err != nil {
 					failed = append(failed, round)
-					t.Logf("round %d (%v in): the fetch failed after %v, %d blocks in: %v", round, time.Since(began).Round(time.Millisecond), took[round], n, err)
+					t.Logf("round %d (%v in): the fetch failed after %v, %d blocks in (ErrNoPeers %v): %v", round, time.Since(began).Round(time.Millisecond), took[round], n, errors.Is(err, ErrNoPeers), err)
 				} else if n != int(to) {
 					t.Errorf("round %d: %d blocks, want %d", round, n, to)
 				}
@@ -78,6 +87,9 @@ func TestHangUpFailsNoFetchBlocks(t *testing.T) {
 				rounds, to, time.Since(began).Round(time.Millisecond), slices.Max(took), failed, served.Load(), replaced)
 			if served.Load() == 0 {
 				t.Fatal("the peer that hangs up was never asked: the attack did not run")
+			}
+			if noPeersLive > 0 {
+				t.Errorf("%d fetches failed with ErrNoPeers, the honest peer live (its connection, dropped by a failed fetch's cancel, dialled again and its chain not yet known), the error naming the other peer's refusal", noPeersLive)
 			}
 			if len(failed) > 0 {
 				t.Errorf("%d of %d fetches failed, the honest peer holding every block: a peer that hangs up made the user's download fail", len(failed), rounds)
