@@ -36,12 +36,20 @@ func redialBackoff(failures int) time.Duration {
 // connectionGone records, with the pool's mu held, that m's connection
 // ended at now, and when m may be dialled again (see stableConnection).
 func (m *Member) connectionGone(now time.Time) {
-	if now.Sub(m.connectedAt) < stableConnection {
-		m.failures++
-	} else {
-		m.failures, m.slow = 0, 0
+	if m.failures = m.failuresAfterEnd(now); m.failures == 0 {
+		m.slow = 0
 	}
 	m.backOff(now)
+}
+
+// failuresAfterEnd returns m's failures in a row once an end of its
+// connection at now is counted: one more if the connection did not last
+// stableConnection, else none. Called with the pool's mu held.
+func (m *Member) failuresAfterEnd(now time.Time) int {
+	if now.Sub(m.connectedAt) < stableConnection {
+		return m.failures + 1
+	}
+	return 0
 }
 
 // backOff sets m's next dial to the backoff of its failures from now,

@@ -193,7 +193,7 @@ func (p *Pool) dueSoon(m *Member, end error) error {
 	if d.wait <= redialMin {
 		return nil
 	}
-	return d.notDialled(" for a request", end)
+	return d.notDialled(true, end)
 }
 
 // dialDue is when a member's next dial is due, read with the pool's mu
@@ -210,11 +210,11 @@ func (m *Member) dialDue(now time.Time) dialDue {
 	return dialDue{addr: m.addr, failures: m.failures, wait: m.nextDial.Sub(now)}
 }
 
-// notDialled is the error of a member not dialled again (for what, if
-// not empty) because its next dial was not due, wrapping cause.
-func (d dialDue) notDialled(what string, cause error) error {
-	return fmt.Errorf("peer %s: not dialled again%s: %d dials in a row failed or did not last, and the next is due in %v: %w",
-		d.addr, what, d.failures, d.wait.Round(time.Millisecond), cause)
+// notDialled is the error of a member not dialled again (for a request
+// that does not wait, if request) because its next dial was not due,
+// wrapping cause.
+func (d dialDue) notDialled(request bool, cause error) error {
+	return &NotDialledError{Peer: d.addr, Failures: d.failures, Wait: d.wait, Request: request, Err: cause}
 }
 
 // dialCharged reports whether a dial of a request, begun at start, that
@@ -268,7 +268,7 @@ func (p *Pool) dueRedial(ctx context.Context, m *Member, old *peer.Peer) (bool, 
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return false, d.notDialled("", ctx.Err())
+			return false, d.notDialled(false, ctx.Err())
 		case <-t.C:
 		}
 	}

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"errors"
 	"time"
 
 	"github.com/spvfilter/spvfilter/peer"
@@ -58,18 +59,32 @@ func (m *Member) isLive() bool { return m.p != nil && !m.banned && m.err == nil 
 // within redialMin, so that a request dials it again (see
 // Pool.RedialDue) rather than being refused at once. A member whose
 // next dial is further off is left out until it is due: counted live,
-// it was picked by every plan, each request over it refused. Called with
-// the pool's mu held.
+// it was picked by every plan, each request over it refused. The next
+// dial is the one RedialDue will see: for an end the node caused, the
+// backoff that taking it in sets (see connectionGone), which a
+// connection made after earlier failures, its next dial cleared, does
+// not show until then (a node that hangs up after each answer was
+// listed, planned on and refused). A flood's end is never dialled again.
+// Called with the pool's mu held.
 func (m *Member) serves(now time.Time) bool {
 	if !m.isLive() {
 		return false
 	}
 	select {
 	case <-m.p.Done():
-		return m.nextDial.Sub(now) <= redialMin
 	default:
 		return true
 	}
+	next := m.nextDial
+	switch end := m.p.Err(); {
+	case errors.Is(end, peer.ErrFlooding):
+		return false
+	case !errors.Is(end, peer.ErrAbandoned):
+		if n := now.Add(redialBackoff(m.failuresAfterEnd(now))); n.After(next) {
+			next = n
+		}
+	}
+	return next.Sub(now) <= redialMin
 }
 
 // connected makes c, just dialled, m's connection. m's next dial is
