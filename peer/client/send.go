@@ -176,7 +176,7 @@ const MinedSearchDepth = 144
 // it is not in the chain; with a *NoneConfirmedError (ErrNotConfirmed
 // alone) when no peer gave a verdict.
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
-	ms, leftOut := c.sendable(ctx, c.pool.Serving(0))
+	ms, leftOut := c.sendable(ctx, c.counted())
 	if len(ms) == 0 {
 		return nil, c.noPeers("send")
 	}
@@ -702,6 +702,16 @@ func (s *sending) ask(m *pool.Member) *answer {
 	return a
 }
 
+// counted lists the members the pool counts live, also those
+// pool.Pool.Serving leaves out because their node ended their connection
+// and the backoff counting that end sets is far off: a send takes each
+// such end in (see sendable) and names the member in its result's
+// LeftOut, where, picked from Serving, it was not given the transaction
+// without a word.
+func (c *Client) counted() []*pool.Member {
+	return slices.DeleteFunc(c.pool.Members(), func(m *pool.Member) bool { return !c.pool.Status(m).Live })
+}
+
 // sendable returns the members of ms a send may go to: their connection
 // open, or dialled again. A connection dropped by an abandoned request is
 // replaced, and one its node ended itself, only if the member's next
@@ -709,10 +719,10 @@ func (s *sending) ask(m *pool.Member) *answer {
 // each answer does not hold the send for its backoff. A member whose
 // node ended its connection is dropped, its end counted once; one whose
 // redial ctx ended is left out of the send alone, charged nothing. Both
-// are returned in leftOut (nil if none), with why, for the result. The
-// pool lists no member whose connection this client dropped while its
-// next dial is far off (see pool.Pool.Serving), so RedialDue does not
-// refuse one for that.
+// are returned in leftOut (nil if none), with why, for the result. A
+// member whose connection this client dropped (an abandoned request)
+// and whose next dial is far off (a sit-out set meanwhile) is left out
+// too, charged nothing.
 func (c *Client) sendable(ctx context.Context, ms []*pool.Member) (out []*pool.Member, leftOut map[string]error) {
 	for _, m := range ms {
 		err := c.pool.RedialDue(ctx, m)
@@ -725,7 +735,7 @@ func (c *Client) sendable(ctx context.Context, ms []*pool.Member) (out []*pool.M
 			leftOut = map[string]error{}
 		}
 		leftOut[m.Addr()] = err
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !errors.Is(err, peer.ErrAbandoned) {
 			c.pool.Drop(m, err)
 		}
 	}
