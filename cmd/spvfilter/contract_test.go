@@ -984,7 +984,7 @@ func libraryRows(in rowFiles) []contractRow {
 		"bad capture", "EOF", " json: ", "parsing time", "encoding/hex", "gcs:", "MsgTx", "open "}
 	out := filepath.Join(in.dir, "new-sim")
 	rows := []contractRow{
-		{name: "demo used beyond keys", args: []string{"demo", "--used", "300", "--keys", "10"}, stderr: []string{"--used 300: want 0 to --keys 10"}},
+		{name: "demo used beyond keys", args: []string{"demo", "--used", "300", "--keys", "10"}, stderr: []string{"--used 300: want 0 to 10, the --keys"}},
 		{name: "model addresses", args: []string{"privacy", "model", "--addresses", "0"}, stderr: []string{"--addresses 0: must be at least 1"}},
 		{name: "model rate", args: []string{"privacy", "model", "--fprate", "1"}, stderr: []string{"--fprate 1: not a rate in (0, 1)"}},
 		{name: "model universe below the wallet", args: []string{"privacy", "model", "--addresses", "5", "--universe-size", "3"}, stderr: []string{"--universe-size 3: smaller than the wallet's 5 addresses"}},
