@@ -7,7 +7,9 @@ import "testing"
 // which number is wanted and how to give the input. Before, demo's
 // --universe-size error read "want --used 20 to 100000000", as if --used
 // were wrong, --used's "want 0 to --keys 10", and an argument given to
-// such a command got no word on the flags that take it.
+// such a command got no word on the flags that take it, and privacy
+// analyze's --client, --link or --intersect without --capture was told
+// "--intersect, --link and --client need --capture", whichever was given.
 func TestNewUserErrorsTeach(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -24,6 +26,12 @@ func TestNewUserErrorsTeach(t *testing.T) {
 			`spvfilter: unexpected argument "0100": spvfilter bloom tx takes no arguments, its input comes by flags: spvfilter bloom tx --filter HEX --tx HEX [flags]` + "\n"},
 		{"gcs build given the block as an argument", []string{"gcs", "build", "00"},
 			`spvfilter: unexpected argument "00": spvfilter gcs build takes no arguments, its input comes by flags: spvfilter gcs build --block HEX (--prevout-script HEX ... | --no-prevouts) [--prev-header HEX] [flags]` + "\n"},
+		{"analyze --client without --capture", []string{"privacy", "analyze", "--filter", "03a9ad10050000000000000000", "--universe", "-", "--client", "1.2.3.4"},
+			"spvfilter: --client 1.2.3.4 needs --capture: it keeps sessions of a capture (--filter filters are one wallet's, always intersected)\n"},
+		{"analyze --link without --capture", []string{"privacy", "analyze", "--filter", "03a9ad10050000000000000000", "--universe", "-", "--link"},
+			"spvfilter: --link needs --capture: it compares the sessions of a capture (--filter filters are one wallet's, always intersected)\n"},
+		{"analyze --intersect without --capture", []string{"privacy", "analyze", "--filter", "03a9ad10050000000000000000", "--universe", "-", "--intersect"},
+			"spvfilter: --intersect needs --capture: --filter filters are always intersected, as one wallet's\n"},
 		{"a command of flags alone says no more", []string{"demo", "x"},
 			`spvfilter: unexpected argument "x": spvfilter demo takes no arguments` + "\n"},
 	} {
