@@ -9,7 +9,9 @@ import "testing"
 // were wrong, --used's "want 0 to --keys 10", and an argument given to
 // such a command got no word on the flags that take it, and privacy
 // analyze's --client, --link or --intersect without --capture was told
-// "--intersect, --link and --client need --capture", whichever was given.
+// "--intersect, --link and --client need --capture", whichever was given,
+// and a --prev-header of "0" or "00", which the help called "zero for the
+// genesis block", no word on the 64 zeros the zero hash takes.
 func TestNewUserErrorsTeach(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -32,6 +34,12 @@ func TestNewUserErrorsTeach(t *testing.T) {
 			"spvfilter: --link needs --capture: it compares the sessions of a capture (--filter filters are one wallet's, always intersected)\n"},
 		{"analyze --intersect without --capture", []string{"privacy", "analyze", "--filter", "03a9ad10050000000000000000", "--universe", "-", "--intersect"},
 			"spvfilter: --intersect needs --capture: --filter filters are always intersected, as one wallet's\n"},
+		{"gcs header --prev-header 0 for the genesis block", []string{"gcs", "header", "--filter", "017fa880", "--prev-header", "0"},
+			"spvfilter: --prev-header: odd number of hex digits (1): a hash has 64 hex digits (32 bytes, as RPC shows it); the zero hash (the genesis block's previous header) is 64 zeros\n"},
+		{"gcs header --prev-header 00", []string{"gcs", "header", "--filter", "017fa880", "--prev-header", "00"},
+			"spvfilter: --prev-header: 1 byte, a hash has 32 (64 hex digits, as RPC shows it); the zero hash (the genesis block's previous header) is 64 zeros\n"},
+		{"a short hash of other digits gets no word on zeros", []string{"gcs", "header", "--filter", "017fa880", "--prev-header", "12"},
+			"spvfilter: --prev-header: 1 byte, a hash has 32 (64 hex digits, as RPC shows it)\n"},
 		{"a command of flags alone says no more", []string{"demo", "x"},
 			`spvfilter: unexpected argument "x": spvfilter demo takes no arguments` + "\n"},
 	} {
