@@ -11,7 +11,9 @@ import "testing"
 // analyze's --client, --link or --intersect without --capture was told
 // "--intersect, --link and --client need --capture", whichever was given,
 // and a --prev-header of "0" or "00", which the help called "zero for the
-// genesis block", no word on the 64 zeros the zero hash takes.
+// genesis block", no word on the 64 zeros the zero hash takes, and a
+// whole number written as 1e6 to a flag of whole numbers no word on
+// writing it in digits.
 func TestNewUserErrorsTeach(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -40,6 +42,16 @@ func TestNewUserErrorsTeach(t *testing.T) {
 			"spvfilter: --prev-header: 1 byte, a hash has 32 (64 hex digits, as RPC shows it); the zero hash (the genesis block's previous header) is 64 zeros\n"},
 		{"a short hash of other digits gets no word on zeros", []string{"gcs", "header", "--filter", "017fa880", "--prev-header", "12"},
 			"spvfilter: --prev-header: 1 byte, a hash has 32 (64 hex digits, as RPC shows it)\n"},
+		{"a whole number in exponent form", []string{"demo", "--universe-size", "1e6"},
+			"spvfilter: --universe-size \"1e6\": want a whole number (1e6 is 1000000: write it in digits)\n"},
+		{"a whole number with a point", []string{"privacy", "model", "--universe-size", "3.2e7"},
+			"spvfilter: --universe-size \"3.2e7\": want a whole number, at least 0 (3.2e7 is 32000000: write it in digits)\n"},
+		{"a height in exponent form", []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "51", "--from", "1e5"},
+			"spvfilter: --from \"1e5\": want a height, a whole number from 0 to 2147483647 (1e5 is 100000: write it in digits)\n"},
+		{"a fraction gets no word on digits", []string{"demo", "--keys", "2.5"},
+			"spvfilter: --keys \"2.5\": want a whole number\n"},
+		{"digits beyond the type get no word on digits", []string{"privacy", "model", "--addresses", "5000000000"},
+			"spvfilter: --addresses \"5000000000\": want a whole number from 1 to 4294967295\n"},
 		{"a command of flags alone says no more", []string{"demo", "x"},
 			`spvfilter: unexpected argument "x": spvfilter demo takes no arguments` + "\n"},
 	} {
