@@ -274,8 +274,9 @@ A filter that would match everything is refused (exit status 2) unless
 --allow-degenerate is given: 0 bytes (too few elements for the rate) or 0
 hash functions (more elements than 36,000 bytes hold at the rate, or a
 rate above about 0.38, where Core's sizing leaves fewer than 2 bits per
-element). A filter the size limit keeps from the requested rate, and one
-filled far beyond one half by its elements, carry a warning.
+element). A filter the size limit keeps from the requested rate, one given
+more elements than --elements, and one filled far beyond one half by its
+elements, carry a warning.
 
 --tweak is added to every hash function's seed (choose it at random for
 privacy); --flags selects what a node adds to the filter when an output
@@ -335,10 +336,28 @@ func runBloomNew(a *app, f *bloomNewFlags, args []string) error {
 	for _, e := range elems {
 		filter.Add(e)
 	}
-	if len(elems) > 0 && degenerate == "" {
+	if over := overfillWarning(filter, elems, f.elements, f.fpRate); over != "" && degenerate == "" {
+		warnings = append(warnings, over)
+	} else if len(elems) > 0 && degenerate == "" {
 		warnings = append(warnings, fillWarnings(filter)...)
 	}
 	return a.printFilter(filter, warnings)
+}
+
+// overfillWarning says, when more distinct elements went into a new
+// filter than the --elements it is sized for, what rate the filter has
+// now against the one asked, and what --elements would keep it.
+func overfillWarning(f *bip37.Filter, elems [][]byte, sizedFor uint32, asked float64) string {
+	distinct := make(map[string]struct{}, len(elems))
+	for _, e := range elems {
+		distinct[string(e)] = struct{}{}
+	}
+	n := len(distinct)
+	if uint64(n) <= uint64(sizedFor) {
+		return ""
+	}
+	return fmt.Sprintf("%d elements inserted into a filter sized for --elements %d: its false-positive rate is about %.3g, not the %v of --fprate; give --elements %d or more",
+		n, sizedFor, f.Stats().FalsePositiveRate, asked, n)
 }
 
 // bloomFilterFlags holds the --filter flag of "bloom add", "bloom match"

@@ -303,7 +303,8 @@ func TestBloomNewRefusesDegenerate(t *testing.T) {
 }
 
 // TestBloomWarnings: a filter the size limit keeps from its rate, one
-// filled far beyond one half, and inspect's health warnings, on standard
+// given more elements than it is sized for (said in place of its density
+// far beyond one half), and inspect's health warnings, on standard
 // error, or with --json in the result's array alone.
 func TestBloomWarnings(t *testing.T) {
 	stdout, stderr, status := runCLI(t, "", "bloom", "new", "--elements", "100000", "--fprate", "0.01", "--json")
@@ -321,7 +322,7 @@ func TestBloomWarnings(t *testing.T) {
 	}
 	stdout, stderr, status = runCLI(t, "", append([]string{"bloom", "new", "--elements", "10", "--fprate", "0.01", "--json"}, elems...)...)
 	decodeJSON(t, stdout, &out)
-	if status != exitOK || len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "far above 1/2") || stderr != "" {
+	if status != exitOK || len(out.Warnings) != 1 || !strings.Contains(out.Warnings[0], "30 elements inserted into a filter sized for --elements 10") || stderr != "" {
 		t.Fatalf("overfilled: status %d, %q, stderr %q", status, out.Warnings, stderr)
 	}
 

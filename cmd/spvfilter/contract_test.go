@@ -984,7 +984,7 @@ func libraryRows(in rowFiles) []contractRow {
 		"bad capture", "EOF", " json: ", "parsing time", "encoding/hex", "gcs:", "MsgTx", "open "}
 	out := filepath.Join(in.dir, "new-sim")
 	rows := []contractRow{
-		{name: "demo used beyond keys", args: []string{"demo", "--used", "300", "--keys", "10"}, stderr: []string{"--used 300: want 0 to --keys 10"}},
+		{name: "demo used beyond keys", args: []string{"demo", "--used", "300", "--keys", "10"}, stderr: []string{"--used 300: want 0 to 10, the --keys"}},
 		{name: "model addresses", args: []string{"privacy", "model", "--addresses", "0"}, stderr: []string{"--addresses 0: must be at least 1"}},
 		{name: "model rate", args: []string{"privacy", "model", "--fprate", "1"}, stderr: []string{"--fprate 1: not a rate in (0, 1)"}},
 		{name: "model universe below the wallet", args: []string{"privacy", "model", "--addresses", "5", "--universe-size", "3"}, stderr: []string{"--universe-size 3: smaller than the wallet's 5 addresses"}},
@@ -1216,7 +1216,7 @@ func reviewRows(in rowFiles, blockHex string) []contractRow {
 		{name: "compare refuses a wallet of no block", args: []string{"privacy", "compare", "--blocks", "100", "--wallet-blocks", "0"},
 			status: exitBadInput, stderr: []string{"--wallet-blocks 0: fewer than the 2 blocks each of the wallet's scripts appears in (--appearances)"}},
 		{name: "compare refuses appearances beyond the blocks", args: []string{"privacy", "compare", "--appearances", "100000"},
-			status: exitBadInput, stderr: []string{"--appearances 100000: more than the 52560 blocks scanned"}},
+			status: exitBadInput, stderr: []string{"--appearances 100000: more than the 52560 blocks scanned (--blocks): give --appearances 52560 at most"}},
 		{name: "compare blames the blocks given, not the default appearances", args: []string{"privacy", "compare", "--blocks", "1", "--wallet-blocks", "1"},
 			status: exitBadInput, stderr: []string{"--blocks 1: fewer than the --appearances 2 blocks each script appears in"}},
 		{name: "compare's default wallet blocks hold each script's appearances", args: []string{"privacy", "compare", "--addresses", "1"},

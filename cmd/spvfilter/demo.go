@@ -120,9 +120,9 @@ func (f *demoFlags) check() error {
 	case o.Keys < 1 || o.Keys > demoMaxKeys:
 		return badInput("--keys %d: want 1 to %d", o.Keys, demoMaxKeys)
 	case o.Used < 0 || o.Used > o.Keys:
-		return badInput("--used %d: want 0 to --keys %d (the used addresses are some of the wallet's keys)", o.Used, o.Keys)
+		return badInput("--used %d: want 0 to %d, the --keys (the used addresses are some of the wallet's keys)", o.Used, o.Keys)
 	case o.UniverseSize < o.Used || o.UniverseSize > demoMaxUniverse:
-		return badInput("--universe-size %d: want --used %d to %d (the universe holds the used addresses)", o.UniverseSize, o.Used, demoMaxUniverse)
+		return badInput("--universe-size %d: want %d, the --used, to %d (the universe holds the used addresses)", o.UniverseSize, o.Used, demoMaxUniverse)
 	case o.Filters < 1 || o.Filters > attack.MaxFilters:
 		return badInput("--filters %d: want 1 to %d", o.Filters, attack.MaxFilters)
 	}

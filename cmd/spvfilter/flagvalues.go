@@ -3,7 +3,9 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -153,9 +155,24 @@ func flagError(c *cobra.Command, err error) error {
 	// A number or duration flag fails only to parse, unless it was
 	// given twice.
 	if want := flagWant(f); want != "" && !errors.Is(cause, errGivenTwice) {
-		return usageError{&restated{fmt.Sprintf("--%s %q: %s", f.Name, iv.GetValue(), want), err}}
+		return usageError{&restated{fmt.Sprintf("--%s %q: %s%s", f.Name, iv.GetValue(), want, inDigits(want, iv.GetValue())), err}}
 	}
 	return badInputWords(fmt.Sprintf("--%s %q", f.Name, iv.GetValue()), cause)
+}
+
+// inDigits says how to write, for a flag that wants a whole number, a
+// whole number given in another form (1e6, 2.0): " (1e6 is 1000000:
+// write it in digits)"; "" for any other value or flag.
+func inDigits(want, value string) string {
+	if !strings.Contains(want, "whole number") || strings.Contains(want, "separated by commas") ||
+		strings.Trim(value, "0123456789") == "" {
+		return ""
+	}
+	x, err := strconv.ParseFloat(value, 64)
+	if err != nil || x < 0 || x >= 1<<63 || x != math.Trunc(x) {
+		return ""
+	}
+	return fmt.Sprintf(" (%s is %s: write it in digits)", value, strconv.FormatFloat(x, 'f', -1, 64))
 }
 
 // flagPurpose is a flag's help line as a phrase: what to give it, without

@@ -84,14 +84,20 @@ var gcsShortStream = regexp.MustCompile(`N=(\d+) needs at least (\d+) bits, the 
 // readGCSHash decodes a 32-byte hash given in display byte order.
 func (a *app) readGCSHash(what, arg string) (chainhash.Hash, error) {
 	raw, err := a.readHexArg(what, arg)
+	// A few zeros given for the zero hash (the genesis block's previous
+	// filter header) are told how many it takes.
+	zeros := ""
+	if arg != "" && len(arg) < 2*chainhash.HashSize && strings.Trim(arg, "0") == "" {
+		zeros = fmt.Sprintf("; the zero hash (the genesis block's previous header) is %d zeros", 2*chainhash.HashSize)
+	}
 	if errors.Is(err, errOddHex) {
-		return chainhash.Hash{}, usageError{&restated{fmt.Sprintf("%s: a hash has %d hex digits (%d bytes, as RPC shows it)", err, 2*chainhash.HashSize, chainhash.HashSize), err}}
+		return chainhash.Hash{}, usageError{&restated{fmt.Sprintf("%s: a hash has %d hex digits (%d bytes, as RPC shows it)%s", err, 2*chainhash.HashSize, chainhash.HashSize, zeros), err}}
 	}
 	if err != nil {
 		return chainhash.Hash{}, err
 	}
 	if len(raw) != chainhash.HashSize {
-		return chainhash.Hash{}, badInput("%s: %s, a hash has %d (%d hex digits, as RPC shows it)", what, plural(len(raw), "byte"), chainhash.HashSize, 2*chainhash.HashSize)
+		return chainhash.Hash{}, badInput("%s: %s, a hash has %d (%d hex digits, as RPC shows it)%s", what, plural(len(raw), "byte"), chainhash.HashSize, 2*chainhash.HashSize, zeros)
 	}
 	slices.Reverse(raw)
 	var h chainhash.Hash
@@ -176,7 +182,7 @@ the filter's one line.`,
 	c.Flags().StringVar(&f.block, "block", "", "serialized block as hex, @FILE or -")
 	c.Flags().StringArrayVar(&f.prevScripts, "prevout-script", nil, "script of an output the block spends, hex or @FILE of one per line (repeatable; default: none, then --no-prevouts is needed unless the block spends nothing)")
 	c.Flags().BoolVar(&f.noPrevouts, "no-prevouts", false, "build the filter of the block's output scripts alone")
-	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header, display byte order, zero for the genesis block: also print the header that follows it (default: none, no header)")
+	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header, display byte order, 64 zeros for the genesis block: also print the header that follows it (default: none, no header)")
 	_ = c.MarkFlagRequired("block")
 	c.MarkFlagsMutuallyExclusive("prevout-script", "no-prevouts")
 	return c
@@ -337,7 +343,7 @@ genesis block's previous header is 64 zeros.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGCSHeader(a, &f) },
 	}
 	c.Flags().StringVar(&f.filter, "filter", "", "basic filter as hex, @FILE or -")
-	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header, display byte order")
+	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header, display byte order, 64 zeros for the genesis block")
 	_ = c.MarkFlagRequired("filter")
 	_ = c.MarkFlagRequired("prev-header")
 	return c

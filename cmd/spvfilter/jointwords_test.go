@@ -16,7 +16,10 @@ import (
 // flag given and the other flag, and says what would work, from the
 // error's fields (model.FieldError's Other, OtherValue and Most), not by
 // matching its message. Before, the CLI matched the model's words, and
-// said no value that would work.
+// said no value that would work; a --universe-size or --appearances given
+// beyond its bound got the model's words alone, with no value that would
+// work (in a sweep, where the bound moves with the swept value, it still
+// does).
 func TestJointLimitsNameBothFlags(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -36,7 +39,13 @@ func TestJointLimitsNameBothFlags(t *testing.T) {
 		{"blocks below the default appearances", []string{"privacy", "compare", "--blocks", "1", "--wallet-blocks", "1"},
 			"spvfilter: --blocks 1: fewer than the --appearances 2 blocks each script appears in (give --blocks 2 or more)\n"},
 		{"appearances given beyond the blocks", []string{"privacy", "compare", "--appearances", "100000"},
-			"spvfilter: --appearances 100000: more than the 52560 blocks scanned\n"},
+			"spvfilter: --appearances 100000: more than the 52560 blocks scanned (--blocks): give --appearances 52560 at most, or more --blocks\n"},
+		{"universe given below the default addresses", []string{"privacy", "model", "--universe-size", "5"},
+			"spvfilter: --universe-size 5: smaller than the wallet's 100 addresses (--addresses), which it includes: give --universe-size 100 or more, or fewer --addresses\n"},
+		{"universe given below the addresses given", []string{"privacy", "model", "--addresses", "200", "--universe-size", "100"},
+			"spvfilter: --universe-size 100: smaller than the wallet's 200 addresses (--addresses), which it includes: give --universe-size 200 or more, or fewer --addresses\n"},
+		{"universe below a swept address count names the sweep, no one value", []string{"privacy", "model", "--sweep", "addresses=1..200", "--universe-size", "100"},
+			"spvfilter: --universe-size 100: smaller than the wallet's 101 addresses, which it includes (at addresses=101 of --sweep \"addresses=1..200\")\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, status := runCLI(t, "", tc.args...)

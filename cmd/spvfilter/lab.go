@@ -139,7 +139,7 @@ func (f *labFlags) register(fl *pflag.FlagSet) {
 	fl.Uint8Var(&f.pMax, "p-max", f.pMax, "largest P of the sweep")
 	wantValues(fl, wantHeight, "from", "to")
 	wantValues(fl, "want a whole number from 1 to 32", "p-min", "p-max")
-	fl.DurationVar(&f.timing, "timing", f.timing, "least time spent timing each build and each watch list (0: no timing)")
+	fl.DurationVar(&f.timing, "timing", f.timing, "least time spent timing each build and each watch list (0: builds untimed, each watch list timed over one pass)")
 	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of the probes and watch lists")
 	fl.StringVar(&f.plot, "plot", "", "draw the cost per block and the cheapest P against the wallet size into this .svg or .png file (default: no plot)")
 }

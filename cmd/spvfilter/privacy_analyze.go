@@ -154,8 +154,12 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 		return badInput("--max-matches %d: must be at least 1", f.maxMatches)
 	case f.show < 0:
 		return badInput("--show %d: must be at least 0", f.show)
-	case f.capture == "" && (f.intersect || f.link || f.client != ""):
-		return badInput("--intersect, --link and --client need --capture (--filter filters are always intersected)")
+	case f.capture == "" && f.client != "":
+		return badInput("--client %s needs --capture: it keeps sessions of a capture (--filter filters are one wallet's, always intersected)", f.client)
+	case f.capture == "" && f.link:
+		return badInput("--link needs --capture: it compares the sessions of a capture (--filter filters are one wallet's, always intersected)")
+	case f.capture == "" && f.intersect:
+		return badInput("--intersect needs --capture: --filter filters are always intersected, as one wallet's")
 	case !(f.linkThreshold >= 0.5 && f.linkThreshold < 1):
 		return badInput("--link-threshold %v: want a probability in [0.5, 1)", f.linkThreshold)
 	case f.linkThresholdGiven && !f.link:

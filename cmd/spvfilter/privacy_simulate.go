@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -99,8 +100,11 @@ inserts --elements-per-address elements (2: the key and its hash, as
 bitcoinj; 1: the hash) and the filter is sized for --extra-elements more
 (0 by default, so that the filter has the rate drawn; bitcoinj adds 100,
 which leaves the filters of small wallets far emptier and their addresses
-far more exposed). A share --filteradd-fraction of sessions send their
-newest addresses by filteradd after the filterload. A share --pay-fraction
+far more exposed). A rate too high for Core's sizing (from about 0.3,
+less for few elements) gives a filter of no byte or no hash function,
+which matches everything: a warning counts the wallet sessions that got
+one. A share --filteradd-fraction of sessions send their newest
+addresses by filteradd after the filterload. A share --pay-fraction
 of wallets paid another wallet: their filters also hold 1 to 3 of the
 payee's addresses, so the two wallets share matches without being one.
 --noise sessions hold elements no candidate has; --degenerate sessions
@@ -438,11 +442,43 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 		return err
 	}
 	out := summarize(f, sc.Labels, files)
+	if w := matchAllWarning(sc.Labels, fl.Lookup("fprate").Value.String()); w != "" {
+		out.Warnings = append(out.Warnings, w)
+	}
+	a.warnBesideResult(out.Warnings)
 	if a.json {
 		return a.printJSON(out)
 	}
 	printSimulate(a.stdout, &out)
 	return nil
+}
+
+// matchAllWarning says how many wallet sessions got a filter that
+// matches everything (no byte or no hash function: a rate drawn from
+// --fprate too high for the elements), which reveal nothing to the
+// attack, unlike the --degenerate sessions meant to; "" when none did.
+func matchAllWarning(l *simulate.Labels, fpRates string) string {
+	var n, wallet int
+	lowest := math.Inf(1)
+	for _, s := range l.Sessions {
+		if s.Kind != simulate.KindWallet {
+			continue
+		}
+		wallet++
+		if s.FilterBytes == 0 || s.HashFuncs == 0 {
+			n++
+			lowest = math.Min(lowest, s.FPRate)
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	have, they := "have", "they reveal"
+	if n == 1 {
+		have, they = "has", "it reveals"
+	}
+	return fmt.Sprintf("%d of the %d wallet sessions %s a filter that matches everything (no byte or no hash function, at rates from %.3g of --fprate %s): %s nothing to the attack; give a lower --fprate, below %.3g",
+		n, wallet, have, lowest, fpRates, they, lowest)
 }
 
 // summarize counts what the labels describe.

@@ -749,11 +749,15 @@ func oneLine(s string) string {
 // noArgs refuses every argument of a command that takes none, naming the
 // first as surplus (cobra would call it an unknown command); below a
 // command that groups subcommands, an argument is an unknown command.
+// Where the usage line names flags that carry the input, it is shown.
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 && cmd.HasSubCommands() {
 		return unknownCommand(cmd, args[0])
 	}
 	if len(args) > 0 {
+		if use := cmd.UseLine(); use != cmd.CommandPath()+" [flags]" {
+			return badInput("unexpected argument %q: %s takes no arguments, its input comes by flags: %s", args[0], cmd.CommandPath(), use)
+		}
 		return badInput("unexpected argument %q: %s takes no arguments", args[0], cmd.CommandPath())
 	}
 	return nil

@@ -288,8 +288,12 @@ func (ff fieldFlags) jointBlame(fe *model.FieldError, fl *pflag.FlagSet) string 
 	switch {
 	case fe.Field == "universe_size" && fe.Other == "addresses":
 		// The universe holds the wallet's addresses.
-		if _, ok := given("universe_size"); ok {
-			return ""
+		if name, ok := given("universe_size"); ok {
+			if sweepGiven(fl) {
+				return "" // the swept value is named beside it
+			}
+			return fmt.Sprintf("%s: smaller than the wallet's %s addresses (--%s), which it includes: give --%s %s or more, or fewer --%s",
+				flagAndValue(fl, name), fe.OtherValue, ff["addresses"], name, fe.OtherValue, ff["addresses"])
 		}
 		if addr, ok := given("addresses"); ok {
 			return fmt.Sprintf("%s: more than the %s candidates the node tests, which include the wallet's addresses (give --%s %s or more)",
@@ -312,8 +316,12 @@ func (ff fieldFlags) jointBlame(fe *model.FieldError, fl *pflag.FlagSet) string 
 		}
 	case fe.Field == "appearances" && fe.Other == "blocks":
 		// Each script appears in that many of the blocks scanned.
-		if _, ok := given("appearances"); ok {
-			return ""
+		if name, ok := given("appearances"); ok {
+			if sweepGiven(fl) {
+				return ""
+			}
+			return fmt.Sprintf("%s: more than the %s blocks scanned (--%s): give --%s %s at most, or more --%s",
+				flagAndValue(fl, name), fe.OtherValue, ff["blocks"], name, fe.OtherValue, ff["blocks"])
 		}
 		if blocks, ok := given("blocks"); ok {
 			return fmt.Sprintf("%s: fewer than the %s blocks each script appears in (give --%s %s or more)",
@@ -330,6 +338,12 @@ func (ff fieldFlags) jointBlame(fe *model.FieldError, fl *pflag.FlagSet) string 
 			flagAndValue(fl, ff[fe.Field]), flagAndValue(fl, ff[fe.Other]), simulate.MaxChainTransactions, fe.Most)
 	}
 	return ""
+}
+
+// sweepGiven is whether fl's --sweep was given: a bound then holds at one
+// value of the sweep, and what would work depends on the others.
+func sweepGiven(fl *pflag.FlagSet) bool {
+	return fl.Lookup("sweep") != nil && fl.Changed("sweep")
 }
 
 // modelFields are the flags of the model's parameters, in the commands
