@@ -420,12 +420,13 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	for _, r := range reports {
 		r.finish()
 	}
-	paying := false
+	paying, shared := false, &sharedContest{}
 	if !opt.Collude && opt.Own == nil {
 		warnSharedClients(reports[:len(views)])
 		for _, r := range reports[:len(views)] {
 			r.recalibrate()
 		}
+		shared = contestShared(reports[:len(views)])
 		paying = warnPayingWallets(reports[:len(views)])
 	}
 	for _, r := range reports {
@@ -436,6 +437,7 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 		recalibratePaying(reports[:len(views)])
 	}
 	if !opt.Collude && opt.Own == nil {
+		sharedPaying(reports[:len(views)], shared)
 		capWarned(reports[:len(views)], paying)
 	}
 	return reports, nil

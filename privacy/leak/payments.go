@@ -214,14 +214,41 @@ var payCalibration = []payKnot{
 	{0.9981, 1.0000},
 }
 
-// payCalibrated is p through payCalibration, linear between its knots
-// and from its last to (1, 1), and never above p: kept below the first
-// knot, and where the matches were right more often than said.
-func payCalibrated(p float64) float64 {
-	k := payCalibration
+// mapScripts maps the probability and interval of every match of r
+// through f (given the match's index), keeps each interval around its
+// probability, counts r.Confident again, and returns how many it
+// lowered.
+func (r *Report) mapScripts(f func(k int, p float64) float64) int {
+	lowered := 0
+	for k := range r.Matched {
+		m := &r.Matched[k]
+		was := m.Probability
+		m.Probability = f(k, was)
+		m.ProbabilityLow = min(m.Probability, f(k, m.ProbabilityLow))
+		m.ProbabilityHigh = max(m.Probability, f(k, m.ProbabilityHigh))
+		if m.Probability < was {
+			lowered++
+		}
+		if was >= 0.95 && m.Probability < 0.95 {
+			r.Confident--
+		}
+	}
+	return lowered
+}
+
+// payCalibrated is p through payCalibration, as knotCalibrated.
+func payCalibrated(p float64) float64 { return knotCalibrated(payCalibration, p) }
+
+// knotCalibrated is p through the knots k: linear between them, from
+// the last to (1, 1) (or flat, where the last knot's said is 1), and
+// never above p: kept below the first knot, and where the matches were
+// right more often than said.
+func knotCalibrated(k []payKnot, p float64) float64 {
 	f := p
 	switch last := k[len(k)-1]; {
 	case p <= k[0].said:
+	case p >= last.said && last.said >= 1:
+		f = last.right
 	case p >= last.said:
 		f = last.right + (p-last.said)*(1-last.right)/(1-last.said)
 	default:
@@ -280,18 +307,7 @@ func recalibratePaying(reports []*Report) {
 			r.warn(fmt.Sprintf("%s: on captures of that kind the groups given 0.5 to 0.95 were right more often than said, so %d of its groups are given more (their odds times %g, at most %.2f; their intervals through the same map)",
 				PayEachOther, raised, float64(payGroupOdds), payGroupCap))
 		}
-		lowered := 0
-		for i := range r.Matched {
-			m := &r.Matched[i]
-			was := m.Probability
-			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = payCalibrated(m.Probability), payCalibrated(m.ProbabilityLow), payCalibrated(m.ProbabilityHigh)
-			if m.Probability < was {
-				lowered++
-			}
-			if was >= 0.95 && m.Probability < 0.95 {
-				r.Confident--
-			}
-		}
+		lowered := r.mapScripts(func(_ int, p float64) float64 { return payCalibrated(p) })
 		if lowered == 0 {
 			continue
 		}

@@ -21,22 +21,7 @@ import (
 // payments between them), or both sessions come from one address (warned
 // of several wallets instead), nothing is lowered.
 func TestPayingWalletsLowered(t *testing.T) {
-	var entries []universe.IndexEntry
-	var aFetch, bFetch, paid []int
-	for i := range 12 {
-		h := int32(10 + 3*i)
-		entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("a%02d", i), Heights: []int32{h, h + 1, h + 2}, Txs: oneTx(1, 1, 1)})
-		aFetch = append(aFetch, int(h), int(h)+1, int(h)+2)
-		h = int32(100 + 3*i)
-		entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("b%02d", i), Heights: []int32{h, h + 1, h + 2}, Txs: oneTx(1, 1, 1)})
-		bFetch = append(bFetch, int(h), int(h)+1, int(h)+2)
-	}
-	for i := range 6 {
-		h := int32(50 + 8*i)
-		entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("p%d", i), Heights: []int32{h, h + 2, h + 4}, Txs: oneTx(3, 3, 3)})
-		paid = append(paid, int(h), int(h)+2, int(h)+4)
-	}
-	aFetch = append(aFetch, paid...)
+	entries, aFetch, bFetch, paid := payingFixture()
 	for _, c := range []struct {
 		name       string
 		a, b       string
@@ -246,4 +231,27 @@ func TestPayGroupRaised(t *testing.T) {
 		}
 		prev = got
 	}
+}
+
+// payingFixture is the chain of TestPayingWalletsLowered: wallet a's
+// scripts a00 to a11 in blocks 10 to 45, b's b00 to b11 in 100 to 135,
+// three blocks a script, and b's p0 to p5 three times each in blocks 50
+// to 94, paid by a; aFetch holds a's blocks and the p blocks, bFetch
+// b's own, paid the p blocks.
+func payingFixture() (entries []universe.IndexEntry, aFetch, bFetch, paid []int) {
+	for i := range 12 {
+		h := int32(10 + 3*i)
+		entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("a%02d", i), Heights: []int32{h, h + 1, h + 2}, Txs: oneTx(1, 1, 1)})
+		aFetch = append(aFetch, int(h), int(h)+1, int(h)+2)
+		h = int32(100 + 3*i)
+		entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("b%02d", i), Heights: []int32{h, h + 1, h + 2}, Txs: oneTx(1, 1, 1)})
+		bFetch = append(bFetch, int(h), int(h)+1, int(h)+2)
+	}
+	for i := range 6 {
+		h := int32(50 + 8*i)
+		entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("p%d", i), Heights: []int32{h, h + 2, h + 4}, Txs: oneTx(3, 3, 3)})
+		paid = append(paid, int(h), int(h)+2, int(h)+4)
+	}
+	aFetch = append(aFetch, paid...)
+	return entries, aFetch, bFetch, paid
 }

@@ -1,0 +1,128 @@
+package leak
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestSharedPayingLowered: wallet a's scripts appear in blocks 10 to 45
+// and wallet b's in 100 to 135, and b's scripts p0 to p5 in blocks 50
+// to 94, which both sessions fetched (a paid them to b). Where both
+// sessions come from one address they are warned of several wallets;
+// where the payer's session gives the p scripts less than half and the
+// payee's half or more (one-sided, as a payer's blocks carrying its
+// payee's scripts leave them), the sessions look like wallets that pay
+// each other: every script of both is mapped through sharedCalibrated
+// (the contested ones given 0.95 or more too), and each session whose
+// scripts were lowered (the payee's) is warned, naming the count. Where both give the
+// p scripts half or more (a script of wallets that share a client, as
+// package simulate's mixed regime has), where the payee fetched none of
+// the p blocks, or where the sessions come from two addresses, nothing
+// is changed.
+func TestSharedPayingLowered(t *testing.T) {
+	entries, aFetch, bFetch, paid := payingFixture()
+	withPaid := append(append([]int{}, bFetch...), paid...)
+	for _, c := range []struct {
+		name   string
+		a, b   string
+		bFetch []int
+		// payerBelow gives the payer's p scripts 0.3, as a payer's
+		// session lists its payee's scripts.
+		payerBelow bool
+		want       bool
+	}{
+		{"one address, a pays b, one-sided", "127.0.0.2:1000", "127.0.0.2:2000", withPaid, true, true},
+		{"one address, both claim the p scripts", "127.0.0.2:1000", "127.0.0.2:2000", withPaid, false, false},
+		{"one address, b fetched none of them", "127.0.0.2:1000", "127.0.0.2:2000", bFetch, true, false},
+		{"two addresses, a pays b, one-sided", "127.0.0.2:1000", "127.0.0.3:1000", withPaid, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := scanReport(c.a, aFetch, entries), scanReport(c.b, c.bFetch, entries)
+			reports := []*Report{a, b}
+			warnSharedClients(reports)
+			for i := range a.Matched {
+				m := &a.Matched[i]
+				if !strings.HasPrefix(m.Candidate, "p") {
+					continue
+				}
+				if !c.payerBelow && m.Probability < 0.5 {
+					t.Fatalf("payer's %s given %.4f, want half or more for this row", m.Candidate, m.Probability)
+				}
+				if c.payerBelow {
+					if m.Probability >= 0.95 {
+						a.Confident--
+					}
+					m.Probability, m.ProbabilityLow, m.ProbabilityHigh = 0.3, 0.1, 0.5
+				}
+			}
+			shared := contestShared(reports)
+			if shared.paying() != c.want {
+				t.Fatalf("looks paying %v (%d one-sided of %d contested), want %v", shared.paying(), shared.oneSided, shared.half, c.want)
+			}
+			before := make([][]Match, len(reports))
+			for i, r := range reports {
+				before[i] = append([]Match(nil), r.Matched...)
+			}
+			sharedPaying(reports, shared)
+			for i, r := range reports {
+				lowered, n := 0, 0
+				for k, m := range r.Matched {
+					was := before[i][k]
+					want := was.Probability
+					if c.want {
+						want = sharedCalibrated(was.Probability, shared.contested[i][m.Candidate])
+					}
+					if m.Probability != want || m.ProbabilityLow > m.Probability || m.ProbabilityHigh < m.Probability {
+						t.Errorf("%s %s: %.4f [%.4f, %.4f] -> %.4f [%.4f, %.4f], want %.4f", r.Session, m.Candidate, was.Probability, was.ProbabilityLow, was.ProbabilityHigh, m.Probability, m.ProbabilityLow, m.ProbabilityHigh, want)
+					}
+					if c.want && strings.HasPrefix(m.Candidate, "p") && r == b && was.Probability >= 0.95 && m.Probability >= 0.95 {
+						t.Errorf("payee's contested %s kept at %.4f", m.Candidate, m.Probability)
+					}
+					if m.Probability < was.Probability {
+						lowered++
+					}
+					if m.Probability >= 0.95 {
+						n++
+					}
+				}
+				all := strings.Join(r.Warnings, "\n")
+				warned := strings.Contains(all, PayEachOther)
+				if warned != (lowered > 0) || (c.want && r == b && lowered == 0) {
+					t.Errorf("%s: %d lowered, warned %v: %q", r.Session, lowered, warned, r.Warnings)
+				}
+				if warned && !strings.Contains(all, fmt.Sprintf("%d of its scripts", lowered)) {
+					t.Errorf("%s: warning does not count %d scripts: %q", r.Session, lowered, all)
+				}
+				if r.Confident != n {
+					t.Errorf("%s: Confident %d, want %d", r.Session, r.Confident, n)
+				}
+			}
+		})
+	}
+}
+
+// TestKnotCalibrated: the knots' map is linear between them, kept below
+// the first, never above p, from the last knot to (1, 1), or flat where
+// the last knot's said is 1.
+func TestKnotCalibrated(t *testing.T) {
+	rising := []payKnot{{0.3, 0.3}, {0.5, 0.4}, {0.9, 0.6}}
+	flat := []payKnot{{0.3, 0.3}, {0.9, 0.6}, {1, 0.6}}
+	for _, c := range []struct {
+		k       []payKnot
+		p, want float64
+	}{
+		{rising, 0.2, 0.2},
+		{rising, 0.4, 0.35},
+		{rising, 0.7, 0.5},
+		{rising, 0.95, 0.8},
+		{rising, 1, 1},
+		{flat, 0.95, 0.6},
+		{flat, 1, 0.6},
+		{flat, 0.6, 0.45},
+	} {
+		if got := knotCalibrated(c.k, c.p); got < c.want-1e-12 || got > c.want+1e-12 {
+			t.Errorf("knots %v at %g: %g, want %g", c.k, c.p, got, c.want)
+		}
+	}
+}
