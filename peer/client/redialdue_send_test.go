@@ -80,7 +80,8 @@ func TestHangUpDelaysNoSend(t *testing.T) {
 // minute, and a Drop counted the end as the peer's failure; then it
 // refused it at once and the send left it out. The pool now clears a
 // next dial once a connection is made: the send dials the peer again at
-// once and gives it the transaction, charging it nothing.
+// once and gives it the transaction (or finds it holding it), charging it
+// nothing.
 func TestAbandonedEndDelaysNoSend(t *testing.T) {
 	node := peertest.StartBtcd(t, peertest.WithArgs("--nobanning"))
 	node.Generate(t, 110) // a coinbase to spend for each send
@@ -113,8 +114,11 @@ func TestAbandonedEndDelaysNoSend(t *testing.T) {
 	if !slices.Contains(res.Accepted, node.P2PAddr) {
 		t.Errorf("the honest peer did not take it: %+v", res)
 	}
-	if !slices.Contains(res.Given, liar) {
-		t.Errorf("the peer whose connection this client dropped was not dialled again and given it: %+v", res)
+	// Given it, or found holding it already (both peers are one btcd
+	// behind: given to the honest one first, the relay's node holds it
+	// before its turn): either way dialled again and asked, not left out.
+	if _, out := res.LeftOut[liar]; out || !(slices.Contains(res.Given, liar) || slices.Contains(res.Accepted, liar)) {
+		t.Errorf("the peer whose connection this client dropped was not dialled again and asked: %+v", res)
 	}
 	if took > 900*time.Millisecond {
 		t.Errorf("the send took %v: it waited for the backoff of a peer whose connection this client dropped", took)

@@ -949,7 +949,9 @@ var pooledShortfalls = map[string]bool{
 	// Scripts given P >= 0.95 over four captures, too few to tell: standard
 	// 29 of 29, clustered 17 of 17, shared-client 28 of 29, shrink 12 of 12,
 	// lookahead 13 of 13, heavy-tail 6 of 6, change 42 of 42, reuse 38 of
-	// 39 (payments met: 66 of 66). Sixteen captures meet the target in
+	// 39, payments 42 of 42 (66 of 66, met, before a capture warned that
+	// its wallets pay each other had its scripts kept at 0.94: see
+	// package leak's capWarned). Sixteen captures meet the target in
 	// every regime but clustered and for every kind but heavy-tail's and
 	// shrink's scripts, which stay undecided (TestFetchConfidentRegimes).
 	"standard fetches: scripts: P >= 0.95 undecided":      true,
@@ -960,6 +962,7 @@ var pooledShortfalls = map[string]bool{
 	"heavy-tail fetches: scripts: P >= 0.95 undecided":    true,
 	"change fetches: scripts: P >= 0.95 undecided":        true,
 	"reuse fetches: scripts: P >= 0.95 undecided":         true,
+	"payments fetches: scripts: P >= 0.95 undecided":      true,
 	// Mixed's scripts given P in [0.5, 0.8): 0.466 right at 0.526 said (n
 	// = 307, two captures).
 	"mixed fetches: scripts: [0.5, 0.8)": true,
