@@ -963,9 +963,6 @@ var pooledShortfalls = map[string]bool{
 	"change fetches: scripts: P >= 0.95 undecided":        true,
 	"reuse fetches: scripts: P >= 0.95 undecided":         true,
 	"payments fetches: scripts: P >= 0.95 undecided":      true,
-	// Mixed's scripts given P in [0.5, 0.8): 0.466 right at 0.526 said (n
-	// = 307, two captures).
-	"mixed fetches: scripts: [0.5, 0.8)": true,
 	// Groups given P >= 0.95 over four captures, too few to tell: standard
 	// 34 of 34, clustered 17 of 17, shared-client 40 of 41, shrink 22 of 22,
 	// lookahead 35 of 35, heavy-tail 13 of 13, change 51 of 51, reuse 68 of

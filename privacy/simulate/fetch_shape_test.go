@@ -117,10 +117,8 @@ var shapeShortfalls = map[string]bool{
 	"reuse fetches: scripts alone: [0.95, 0.99)": true,
 	"change fetches: scripts alone: [0.8, 0.95)": true,
 	// Group members: standard's given [0.2, 0.5) 0.311 / 0.258 (356, four
-	// captures); mixed's given [0.5, 0.8) 0.526 / 0.466 (307, two
-	// captures), all of mixed's scripts in that bin (pooledShortfalls).
+	// captures).
 	"standard fetches: scripts in groups: [0.2, 0.5)": true,
-	"mixed fetches: scripts in groups: [0.5, 0.8)":    true,
 }
 
 // holdShapes holds each shape's bins of a regime's scripts pooled over
