@@ -64,8 +64,10 @@ func (m *Member) isLive() bool { return m.p != nil && !m.banned && m.err == nil 
 // backoff that taking it in sets (see connectionGone), which a
 // connection made after earlier failures, its next dial cleared, does
 // not show until then (a node that hangs up after each answer was
-// listed, planned on and refused). A flood's end is never dialled again.
-// Called with the pool's mu held.
+// listed, planned on and refused). A flood's end is listed: the request
+// that finds it bans the member (see Pool.RedialDue), which a pool not
+// listing it left unnamed until Run looked (a one-off scan never told a
+// flooder). Called with the pool's mu held.
 func (m *Member) serves(now time.Time) bool {
 	if !m.isLive() {
 		return false
@@ -78,7 +80,7 @@ func (m *Member) serves(now time.Time) bool {
 	next := m.nextDial
 	switch end := m.p.Err(); {
 	case errors.Is(end, peer.ErrFlooding):
-		return false
+		return true
 	case !errors.Is(end, peer.ErrAbandoned):
 		if n := now.Add(redialBackoff(m.failuresAfterEnd(now))); n.After(next) {
 			next = n
