@@ -187,7 +187,7 @@ func (f *captureFlags) check() error {
 	case f.maxClients < 0:
 		return badInput("--max-clients %d: want a number of clients, or 0 for the default %d", f.maxClients, capture.DefaultMaxClients)
 	case f.duration < 0:
-		return badInput("--duration %v: must not be negative", f.duration)
+		return badInput("--duration %v: must not be negative: give how long to run, such as 30m, or 0 to run until interrupted (Ctrl-C)", f.duration)
 	case f.handshake <= 0:
 		return notPositive("--handshake-timeout", f.handshake)
 	case f.idle <= 0:
