@@ -18,7 +18,7 @@ import (
 func TestCaptureSaysUntilWhen(t *testing.T) {
 	runRows(t, []contractRow{
 		{name: "help", args: []string{"privacy", "capture", "--help"}, status: exitOK,
-			stdout: []string{"--duration 0,\nthe default", "(default: 0, which runs until interrupted with Ctrl-C)"}},
+			stdout: []string{"or with --duration 0 (the default) until\ninterrupted (Ctrl-C)", "(default: 0, which runs until interrupted with Ctrl-C)"}},
 		{name: "a negative duration", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1",
 			"--network", "regtest", "--out", filepath.Join(t.TempDir(), "c.jsonl"), "--duration", "-1s"}, status: exitBadInput,
 			stderr: []string{"spvfilter: --duration -1s: must not be negative: give how long to run, such as 30m, or 0 to run until interrupted (Ctrl-C)\n"}},

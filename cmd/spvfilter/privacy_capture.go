@@ -73,11 +73,11 @@ keeps serving the others. A client must send its version message within
 --idle-timeout is dropped; its slot among --max-clients is freed. When every
 slot is taken, a new client takes the slot of the oldest client that has not
 yet sent its version, so silent connections cannot lock real clients out.
-It runs for --duration, or until interrupted (Ctrl-C) with --duration 0,
-the default (the line that says where it listens says which), then prints what it
-recorded on standard output, as text or with --json as an object (with
---out -, on standard error, so that standard output holds only the capture
-lines). One that recorded nothing says so in a warning on standard error
+It runs for --duration, or with --duration 0 (the default) until
+interrupted (Ctrl-C), as the line saying where it listens repeats; then it
+prints what it recorded on standard output, as text or with --json as an
+object (with --out -, on standard error, so that standard output holds
+only the capture lines). One that recorded nothing says so in a warning on standard error
 (with --json a line {"warning": "..."} there, counted in the statistics'
 "warning_count", their "warnings" left empty): no client connected (a
 client pointed at the node itself, at another port, or of another
