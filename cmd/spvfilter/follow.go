@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -109,8 +110,10 @@ func (a *app) follow(ctx context.Context, c *client.Client, plan *scanPlan, from
 	if ctx.Err() != nil && errors.As(runErr, &we) {
 		// Ended by the signal while it waited for a peer: the end the
 		// help promises (exit 0, the summary), the wait in its warnings.
+		// The peers as the wait found them, in the tool's words (the
+		// client's we.Peers holds the raw dial errors).
 		warnings = append(warnings, nodes.named(fmt.Sprintf("interrupted while waiting %v, from height %d, for %s: %s",
-			we.Waited.Round(time.Millisecond), we.Height, we.For, we.Peers)))
+			we.Waited.Round(time.Millisecond), we.Height, we.For, unusedPeers(c.Peers(), params))))
 		runErr = nil
 	}
 	sum := followSummary{Event: "summary", Next: r.Height(), Matches: found, Peers: peersJSON(c.Peers(), params),
@@ -150,15 +153,8 @@ func (a *app) watchPeers(ctx context.Context, c *client.Client, nodes nodeFlags,
 			return
 		case <-tick.C:
 		}
-		var why []string
-		inUse := false
-		for _, p := range c.Peers() {
-			if p.Reason == "" && !p.Banned {
-				inUse = true
-				break
-			}
-			why = append(why, p.Address+": "+p.Reason)
-		}
+		peers := c.Peers()
+		inUse := slices.ContainsFunc(peers, func(p client.PeerStatus) bool { return p.Reason == "" && !p.Banned })
 		switch {
 		case inUse && said:
 			fmt.Fprintf(log, "a peer is in use again after %v: following goes on\n", time.Since(lastInUse).Round(time.Second))
@@ -166,12 +162,42 @@ func (a *app) watchPeers(ctx context.Context, c *client.Client, nodes nodeFlags,
 		case inUse:
 			lastInUse = time.Now()
 		case !said && time.Since(lastInUse) >= gone:
-			if len(why) == 0 {
-				why = []string{"none known"}
-			}
-			a.warnAlone([]string{nodes.named(fmt.Sprintf("no peer in use for %v (%s): following waits for one, redialling them, and says when one is back (Ctrl-C ends it)",
-				gone, strings.Join(why, "; ")))})
+			a.warnAlone([]string{nodes.named(fmt.Sprintf("no peer in use for %v (%s): following waits for one, redialling them, and says when one is back; Ctrl-C ends it, and %s",
+				gone, unusedPeers(peers, c.Chain().Params()), nodes.moreNodes()))})
 			said = true
 		}
 	}
+}
+
+// unusedPeers names each peer and why it is not in use, in the tool's
+// words (statusWords: "connection refused: nothing listens there", not
+// the dial's error), or the height it holds, or says that none is known.
+func unusedPeers(peers []client.PeerStatus, params *chaincfg.Params) string {
+	var why []string
+	for _, p := range peers {
+		switch {
+		case p.Banned:
+			why = append(why, fmt.Sprintf("%s: banned: %s", p.Address, statusWords(p, params)))
+		case p.Reason != "":
+			why = append(why, p.Address+": "+statusWords(p, params))
+		default:
+			why = append(why, fmt.Sprintf("%s: in use, holds up to height %d", p.Address, p.Tip))
+		}
+	}
+	if len(why) == 0 {
+		return "none known"
+	}
+	return strings.Join(why, "; ")
+}
+
+// moreNodes says how to give a follow other nodes, by the flag its nodes
+// came from: another --connect where they were given with it (used
+// alone), else --peer (used beside the DNS seeds' peers).
+func (nf nodeFlags) moreNodes() string {
+	for _, flag := range nf {
+		if flag == "--connect" {
+			return "to follow with other nodes, run it again with one more --connect HOST:PORT each (repeatable)"
+		}
+	}
+	return "to follow with more nodes, run it again with --peer HOST:PORT for each (repeatable)"
 }

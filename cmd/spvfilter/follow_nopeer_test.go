@@ -20,18 +20,28 @@ import (
 // warning is given. With --json standard error holds JSON lines alone:
 // the warning is a line {"warning": ...} (before, text, as without
 // --json), and the summary's warnings are in the summary alone.
+//
+// The warning and the summary say why the node is not used in the tool's
+// words, and the warning names the flag to follow with other nodes
+// (before: "unreachable: peer ADDR: connect: peer disconnected: dial tcp
+// ADDR: connect: connection refused", and no flag).
 func TestFollowNoPeerLeft(t *testing.T) {
+	const why = ": unreachable: connection refused: nothing listens there (is a regtest node listening on "
+	const hint = "Ctrl-C ends it, and to follow with other nodes, run it again with one more --connect HOST:PORT each (repeatable)"
+	libraryWords := []string{"dial tcp", "peer disconnected", "connect: connection refused", "client:"}
 	rows := []struct {
 		name     string
 		stop     bool
 		json     bool
 		warning  string // in stderr, "" for none about peers
+		why      string // after the node's address in the warning
+		hint     string // in the warning: how to follow with other nodes
 		summary  string // in the summary's warnings, "" for none about the wait
 		waitTill time.Duration
 	}{
-		{name: "the node stopped", stop: true, warning: "no peer in use for 10s (--connect ",
+		{name: "the node stopped", stop: true, warning: "no peer in use for 10s (--connect ", why: why, hint: hint,
 			summary: "interrupted while waiting ", waitTill: 20 * time.Second},
-		{name: "the node stopped, --json", stop: true, json: true, warning: "no peer in use for 10s (--connect ",
+		{name: "the node stopped, --json", stop: true, json: true, warning: "no peer in use for 10s (--connect ", why: why, hint: hint,
 			summary: "interrupted while waiting ", waitTill: 20 * time.Second},
 		{name: "the node up", waitTill: 12 * time.Second},
 	}
@@ -58,8 +68,16 @@ func TestFollowNoPeerLeft(t *testing.T) {
 				time.Sleep(200 * time.Millisecond)
 			}
 			stderr := p.stderr.String()
-			if r.warning != "" && !strings.Contains(stderr, r.warning+node.P2PAddr) {
-				t.Errorf("%v after the node stopped, stderr %q lacks %q", r.waitTill, stderr, r.warning+node.P2PAddr)
+			if r.warning != "" && !strings.Contains(stderr, r.warning+node.P2PAddr+r.why) {
+				t.Errorf("%v after the node stopped, stderr %q lacks %q", r.waitTill, stderr, r.warning+node.P2PAddr+r.why)
+			}
+			if r.warning != "" && !strings.Contains(stderr, r.hint) {
+				t.Errorf("stderr %q does not say how to follow with other nodes (%q)", stderr, r.hint)
+			}
+			for _, raw := range libraryWords {
+				if strings.Contains(stderr, raw) {
+					t.Errorf("stderr %q speaks the library's words %q", stderr, raw)
+				}
 			}
 			if r.warning == "" && strings.Contains(stderr, "no peer in use") {
 				t.Errorf("stderr %q warns of no peer with the node up", stderr)
@@ -85,6 +103,14 @@ func TestFollowNoPeerLeft(t *testing.T) {
 			found := false
 			for _, w := range ws {
 				found = found || strings.Contains(w.(string), "interrupted while waiting")
+				if strings.Contains(w.(string), "interrupted while waiting") && !strings.Contains(w.(string), node.P2PAddr+r.why) {
+					t.Errorf("the summary's warning %q lacks why the node is not used, %q", w, r.why)
+				}
+				for _, raw := range libraryWords {
+					if strings.Contains(w.(string), raw) && strings.Contains(w.(string), "interrupted while waiting") {
+						t.Errorf("the summary's warning %q speaks the library's words %q", w, raw)
+					}
+				}
 			}
 			if r.summary != "" && !found {
 				t.Errorf("the summary's warnings %v lack %q", ws, r.summary)

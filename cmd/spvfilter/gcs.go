@@ -382,22 +382,32 @@ type gcsInspectJSON struct {
 	StreamBytes       int           `json:"stream_bytes"`
 	BitsPerElement    nullableFloat `json:"bits_per_element"`
 	MinBitsPerElement float64       `json:"min_bits_per_element"`
-	FalsePositiveRate float64       `json:"false_positive_rate"`
-	FilterHash        string        `json:"filter_hash"`
-	Warnings          []string      `json:"warnings"`
+	FalsePositiveRate nullableFloat `json:"false_positive_rate"`
+	// NullReason says why the figures that are null are: an empty
+	// filter has no items to spend bits on and matches no query item.
+	NullReason string   `json:"null_reason,omitempty"`
+	FilterHash string   `json:"filter_hash"`
+	Warnings   []string `json:"warnings"`
 }
+
+// emptyFilterWords says why an empty filter (N=0) has no bits per item
+// and no false-positive rate: it matches nothing, so 1/M does not apply.
+const emptyFilterWords = "the filter is empty (N=0): it matches no query item, so no false-positive rate applies, and it has no item to spend bits on"
 
 func newGCSInspectJSON(f *gcs.Filter) gcsInspectJSON {
 	s := f.Stats()
-	bits := nullableFloat(s.BitsPerElement)
-	if s.N == 0 {
-		bits = nullableFloat(math.NaN()) // no items: undefined, null
-	}
-	return gcsInspectJSON{
+	out := gcsInspectJSON{
 		N: s.N, P: s.P, M: s.M, SerializedBytes: s.Bytes, StreamBytes: s.StreamBytes,
-		BitsPerElement: bits, MinBitsPerElement: s.MinBitsPerElement, FalsePositiveRate: s.FalsePositiveRate,
-		FilterHash: f.Hash().String(), Warnings: []string{},
+		BitsPerElement: nullableFloat(s.BitsPerElement), MinBitsPerElement: s.MinBitsPerElement,
+		FalsePositiveRate: nullableFloat(s.FalsePositiveRate),
+		FilterHash:        f.Hash().String(), Warnings: []string{},
 	}
+	if s.N == 0 {
+		// No items: undefined, null, and said why.
+		out.BitsPerElement, out.FalsePositiveRate = nullableFloat(math.NaN()), nullableFloat(math.NaN())
+		out.NullReason = emptyFilterWords
+	}
+	return out
 }
 
 // gcsInspectFlags holds the flags of "gcs inspect".
@@ -413,7 +423,9 @@ func newGCSInspectCommand(a *app) *cobra.Command {
 		Long: `inspect decodes a basic filter strictly and prints its item count N, its
 size, the bits it spends per item (against the log2(M) minimum) and the
 false-positive rate 1/M per query item: the chance that one script it does
-not hold matches anyway.`,
+not hold matches anyway. An empty filter (N=0) matches nothing: it has no
+false-positive rate, and none is printed (with --json, false_positive_rate
+and bits_per_element are null and null_reason says why).`,
 		Example: `  spvfilter gcs inspect --filter 0afbc2920af1b027f31f87b592276eb4c32094bb4d3697021b4c6380
   spvfilter gcs inspect --filter @filter.hex --json`,
 		Args: noArgs,
@@ -443,7 +455,11 @@ func runGCSInspect(a *app, f *gcsInspectFlags) error {
 	} else {
 		fmt.Fprintf(w, "bits per item:        - (empty filter)\n")
 	}
-	fmt.Fprintf(w, "false-positive rate:  1/%d = %.3g per query item\n", s.M, s.FalsePositiveRate)
+	if s.N > 0 {
+		fmt.Fprintf(w, "false-positive rate:  1/%d = %.3g per query item\n", s.M, s.FalsePositiveRate)
+	} else {
+		fmt.Fprintf(w, "false-positive rate:  none (an empty filter matches no query item)\n")
+	}
 	_, err = fmt.Fprintf(w, "filter hash:          %s\n", filter.Hash())
 	return err
 }

@@ -220,15 +220,17 @@ func peerWords(text string, params *chaincfg.Params, named bool) string {
 // statusWords says why a peer is not used, in the tool's words: its
 // failure to connect as peerFailure says it (the peer not named again,
 // as its status names it), any other reason as the client gives it; ""
-// for a peer in use.
+// for a peer in use. A reason its error does not say (a redial's
+// failure, where the error kept is the first one) is said as peerWords
+// says a failure in text.
 func statusWords(st client.PeerStatus, params *chaincfg.Params) string {
 	var pe *peer.PeerError
 	if !errors.As(st.Err, &pe) {
-		return st.Reason
+		return peerWords(st.Reason, params, true)
 	}
 	why := peerFailure(pe, params)
 	if why == "" || !strings.Contains(st.Reason, pe.Error()) {
-		return st.Reason
+		return peerWords(st.Reason, params, true)
 	}
 	return strings.Replace(st.Reason, pe.Error(), strings.TrimPrefix(why, "peer "+pe.Peer+": "), 1)
 }

@@ -230,6 +230,7 @@ func TestStatusWords(t *testing.T) {
 	mainnet := &peer.PeerError{Peer: addr, Op: peer.OpHandshake, Err: &peer.NetworkError{Got: wire.MainNet, Want: params.Net}}
 	silent := &peer.PeerError{Peer: addr, Op: peer.OpHandshake, Err: &peer.TimeoutError{What: "no complete answer", Within: 30 * time.Second}}
 	forged := &peer.PeerError{Peer: addr, Op: "getcfheaders", Err: fmt.Errorf("%w: forged header", peer.ErrProtocol)}
+	hungUp := &peer.PeerError{Peer: addr, Op: "getcfilters", Err: fmt.Errorf("%w: connection closed", peer.ErrDisconnected)}
 	for _, tt := range []struct {
 		name string
 		st   client.PeerStatus
@@ -241,6 +242,10 @@ func TestStatusWords(t *testing.T) {
 			"unreachable: it answers with what is no regtest message: it is a mainnet node, no regtest node listens there (is --network regtest right?)"},
 		{"silent", client.PeerStatus{Address: addr, Reason: "unreachable: " + silent.Error(), Err: silent},
 			"unreachable: no answer to the version message within 30s: no regtest node answers there (another service, such as a node's RPC port? regtest nodes listen on port 18444 by default)"},
+		// A redial refused, the error kept the first failure's (the
+		// node hung up): the reason is said all the same.
+		{"refused on a redial", client.PeerStatus{Address: addr, Reason: "unreachable: " + refused.Error(), Err: hungUp},
+			"unreachable: connection refused: nothing listens there (is a regtest node listening on 127.0.0.1:1?)"},
 		{"banned", client.PeerStatus{Address: addr, Banned: true, Reason: forged.Error(), Err: forged}, forged.Error()},
 		{"no error", client.PeerStatus{Address: addr, Reason: "connecting"}, "connecting"},
 		{"in use", client.PeerStatus{Address: addr}, ""},

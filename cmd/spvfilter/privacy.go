@@ -305,6 +305,9 @@ func (r *modelRun) sweep() error {
 	spec := r.f.sweep
 	s, err := model.ParseSweep(spec)
 	if err != nil {
+		if long := tooLongSweep(spec); long != nil {
+			return long
+		}
 		return badInputWords(fmt.Sprintf("--sweep %q", spec), err)
 	}
 	if err := narrowStepless(spec); err != nil {

@@ -73,10 +73,11 @@ keeps serving the others. A client must send its version message within
 --idle-timeout is dropped; its slot among --max-clients is freed. When every
 slot is taken, a new client takes the slot of the oldest client that has not
 yet sent its version, so silent connections cannot lock real clients out.
-It runs until interrupted (Ctrl-C) or for --duration, then prints what it
-recorded on standard output, as text or with --json as an object (with
---out -, on standard error, so that standard output holds only the capture
-lines). One that recorded nothing says so in a warning on standard error
+It runs for --duration, or with --duration 0 (the default) until
+interrupted (Ctrl-C), as the line saying where it listens repeats; then it
+prints what it recorded on standard output, as text or with --json as an
+object (with --out -, on standard error, so that standard output holds
+only the capture lines). One that recorded nothing says so in a warning on standard error
 (with --json a line {"warning": "..."} there, counted in the statistics'
 "warning_count", their "warnings" left empty): no client connected (a
 client pointed at the node itself, at another port, or of another
@@ -100,7 +101,7 @@ pipe whose reader has gone) ends the capture with status 1, naming --out.`,
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.StringVar(&f.out, "out", "", "capture file, appended to, or a named pipe a reader holds open (- for standard output; --json statistics then go to standard error)")
 	fl.IntVar(&f.maxClients, "max-clients", capture.DefaultMaxClients, "clients served at once (0: the default)")
-	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: run until interrupted)")
+	fl.DurationVar(&f.duration, "duration", 0, "stop after this long, such as 30m (default: 0, which runs until interrupted with Ctrl-C)")
 	fl.DurationVar(&f.handshake, "handshake-timeout", capture.DefaultHandshakeTimeout, "drop a client that has not sent its version message this long after connecting")
 	fl.DurationVar(&f.idle, "idle-timeout", capture.DefaultIdleTimeout, "drop a connection with no message in either direction for this long")
 	for _, name := range []string{"listen", "upstream", "out"} {
@@ -186,7 +187,7 @@ func (f *captureFlags) check() error {
 	case f.maxClients < 0:
 		return badInput("--max-clients %d: want a number of clients, or 0 for the default %d", f.maxClients, capture.DefaultMaxClients)
 	case f.duration < 0:
-		return badInput("--duration %v: must not be negative", f.duration)
+		return badInput("--duration %v: must not be negative: give how long to run, such as 30m, or 0 to run until interrupted (Ctrl-C)", f.duration)
 	case f.handshake <= 0:
 		return notPositive("--handshake-timeout", f.handshake)
 	case f.idle <= 0:
@@ -212,7 +213,7 @@ func (f *captureFlags) serve(ctx context.Context, a *app, r *capture.Relay, netw
 		ctx, cancel = context.WithTimeout(ctx, f.duration)
 		defer cancel()
 	}
-	a.printListening(r.Addr().String(), f.upstream, network, f.out)
+	a.printListening(r.Addr().String(), f.upstream, network, f.out, f.duration)
 	return r.Serve(ctx)
 }
 
@@ -357,18 +358,29 @@ func upstreamFailure(addr string, params *chaincfg.Params, handshake time.Durati
 	return &restated{fmt.Sprintf("--upstream %s: %s (is a %s node running at %s?)", addr, msg, params.Name, addr), err}
 }
 
-// printListening tells on standard error where the relay listens: a line
-// of text, or with --json one JSON object.
-func (a *app) printListening(listen, upstream, network, out string) {
+// printListening tells on standard error where the relay listens and
+// until when, --duration or, for 0, until interrupted: a line of text, or
+// with --json one JSON object ("until" the same words, "duration_seconds"
+// null for no end).
+func (a *app) printListening(listen, upstream, network, out string, duration time.Duration) {
+	until := "until interrupted (Ctrl-C; --duration 0)"
+	var seconds *float64
+	if duration > 0 {
+		until = fmt.Sprintf("for --duration %v, or until interrupted (Ctrl-C)", duration)
+		s := duration.Seconds()
+		seconds = &s
+	}
 	if !a.json {
-		fmt.Fprintf(a.stderr, "spvfilter: listening on %s, relaying to %s (%s), recording to %s\n", listen, upstream, network, out)
+		fmt.Fprintf(a.stderr, "spvfilter: listening on %s, relaying to %s (%s), recording to %s, %s\n", listen, upstream, network, out, until)
 		return
 	}
 	b := plainJSON(struct {
-		Listening string `json:"listening"`
-		Upstream  string `json:"upstream"`
-		Network   string `json:"network"`
-		Out       string `json:"out"`
-	}{listen, upstream, network, out})
+		Listening       string   `json:"listening"`
+		Upstream        string   `json:"upstream"`
+		Network         string   `json:"network"`
+		Out             string   `json:"out"`
+		Until           string   `json:"until"`
+		DurationSeconds *float64 `json:"duration_seconds"`
+	}{listen, upstream, network, out, until, seconds})
 	fmt.Fprintf(a.stderr, "%s\n", b)
 }
