@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,6 +63,8 @@ func (l *linesLog) count(parts ...string) int {
 // unharmed. With an explicit Config.FetchSpread the honest peer cannot
 // take (half of the blocks, which it was asked for already), the fetch
 // fails with *SpreadError naming the refusal, nothing dropped either.
+// With two such peers and no honest one, both refuse: the fetch fails
+// at once with ErrNoPeers, naming each refusal, and drops neither.
 func TestRefusedRequestReplanned(t *testing.T) {
 	needFixture(t)
 	behind := needBehind(t)
@@ -70,49 +73,68 @@ func TestRefusedRequestReplanned(t *testing.T) {
 	if to > fx.tip {
 		t.Fatalf("the fixture's chain ends at %d, below %d", fx.tip, to)
 	}
+	const (
+		fetched = iota // every fetch succeeds
+		spread         // fails with *SpreadError
+		noPeers        // fails with ErrNoPeers
+	)
 	for _, tt := range []struct {
-		name    string
-		spread  float64
-		spreads bool // the refused blocks fit the honest peer's share
+		name   string
+		spread float64
+		liars  int // peers that hang up, beside the honest one (with 1) or alone (2)
+		want   int
 	}{
-		{"default spread", 0, true},
-		{"share of 3/4", 0.75, true},
-		{"share of 1/2", 0.5, false},
+		{"default spread", 0, 1, fetched},
+		{"share of 3/4", 0.75, 1, fetched},
+		{"share of 1/2", 0.5, 1, spread},
+		{"every peer refuses", 0, 2, noPeers},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var served, conns atomic.Int32
-			liar := relayFramesEach(t, fx.node.P2PAddr, 0, func() func(string, []byte) bool {
-				n, k := 0, conns.Add(1)
-				return func(cmd string, _ []byte) bool {
-					if cmd != "block" {
-						return false
+			var served atomic.Int32
+			var liars []string
+			for i := range tt.liars {
+				conns := 0
+				liars = append(liars, relayFramesEach(t, fx.node.P2PAddr, 0, func() func(string, []byte) bool {
+					n := 0
+					conns++
+					k := conns
+					return func(cmd string, _ []byte) bool {
+						if cmd != "block" {
+							return false
+						}
+						served.Add(1)
+						n++
+						if n == peer.MaxBlocksPerRequest {
+							t.Logf("liar %d's connection %d hangs up after %d blocks", i, k, n)
+						}
+						return n == peer.MaxBlocksPerRequest
 					}
-					served.Add(1)
-					n++
-					if n == peer.MaxBlocksPerRequest {
-						t.Logf("the relay's connection %d hangs up after %d blocks", k, n)
-					}
-					return n == peer.MaxBlocksPerRequest
-				}
-			})
+				}))
+			}
+			peers := append(slices.Clone(liars), behind.P2PAddr)
+			if tt.liars == 1 {
+				peers = append(peers, fx.node.P2PAddr)
+			}
 			log := &linesLog{t: t, start: time.Now()}
-			c := connectWith(t, Config{Peers: []string{fx.node.P2PAddr, liar, behind.P2PAddr}, Params: fx.node.Params,
-				Timeout: 10 * time.Second, FetchSpread: tt.spread, Log: log})
+			c := connectWith(t, Config{Peers: peers, Params: fx.node.Params, Timeout: 10 * time.Second, FetchSpread: tt.spread, Log: log})
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			if err := c.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
-			lm := clientMember(t, c, liar)
-			// liveAgain waits until the pool dialled the liar again (Run,
-			// after its backoff) and lists it: else the plan leaves it out.
+			// liveAgain waits until the pool dialled the liars again (Run,
+			// after their backoff) and lists them: else the plan leaves
+			// them out.
 			liveAgain := func() {
 				t.Helper()
-				for len(c.pool.Keep([]*pool.Member{lm})) == 0 || c.views.tip(lm) < to {
-					if ctx.Err() != nil {
-						t.Fatalf("%s never live again: %+v", liar, c.pool.Status(lm))
+				for _, addr := range liars {
+					m := clientMember(t, c, addr)
+					for len(c.pool.Keep([]*pool.Member{m})) == 0 || c.views.tip(m) < to {
+						if ctx.Err() != nil {
+							t.Fatalf("%s never live again: %+v", addr, c.pool.Status(m))
+						}
+						time.Sleep(20 * time.Millisecond)
 					}
-					time.Sleep(20 * time.Millisecond)
 				}
 			}
 			fetch := func(from, to int32) error {
@@ -125,61 +147,82 @@ func TestRefusedRequestReplanned(t *testing.T) {
 					return nil
 				})
 			}
-			// One request of the liar's (16 blocks of 32): its first
-			// connection ends, which the pool counts, and dials again.
+			// One request a peer (16 blocks of 32 over 2): each liar's
+			// first connection ends, which the pool counts, and dials
+			// again.
 			liveAgain()
-			if err := fetch(from, from+2*peer.MaxBlocksPerRequest-1); err != nil {
+			if err := fetch(from, from+2*peer.MaxBlocksPerRequest-1); err != nil && tt.want != noPeers {
 				t.Fatalf("the first fetch, one request a peer: %v", err)
 			}
-			// Each round the liar hangs up after its first request. Its
+			// Each round each liar hangs up after its first request. Its
 			// second is refused when the client sees the end before
 			// sending it; sent first (a race on the loopback), it fails
 			// with the connection, as any request in flight, which is not
 			// what is tested here: such a round is counted apart.
 			const rounds = 4
-			refusing := []string{liar, "not dialled again for a request"}
 			failed, refusals, inFlight := 0, 0, 0
 			for round := range rounds {
 				liveAgain()
-				before := log.count(refusing...)
+				before := make([]int, len(liars))
+				for i, addr := range liars {
+					before[i] = log.count(addr, "not dialled again for a request")
+				}
 				err := fetch(from, to)
-				refused := log.count(refusing...) > before
-				t.Logf("round %d: refused %v: %v", round, refused, err)
+				refused := true
+				for i, addr := range liars {
+					refused = refused && log.count(addr, "not dialled again for a request") > before[i]
+				}
+				t.Logf("round %d: refused by every liar %v: %v", round, refused, err)
 				var nd *pool.NotDialledError
 				switch {
 				case !refused:
 					if err != nil {
 						inFlight++
-						if errors.As(err, &nd) {
-							t.Errorf("round %d: %v, a refusal not logged", round, err)
-						}
 					}
 					continue
-				case tt.spreads && err != nil:
-					failed++
-					t.Errorf("round %d: %v", round, err)
-				case !tt.spreads:
-					var se *SpreadError
-					if !errors.As(err, &se) || !errors.As(err, &nd) || nd.Peer != liar {
+				case tt.want == fetched:
+					if err != nil {
 						failed++
-						t.Errorf("round %d: %v, want a *SpreadError naming %s's refusal", round, err, liar)
+						t.Errorf("round %d: %v", round, err)
+					}
+				case tt.want == spread:
+					var se *SpreadError
+					if !errors.As(err, &se) || !errors.As(err, &nd) || nd.Peer != liars[0] {
+						failed++
+						t.Errorf("round %d: %v, want a *SpreadError naming %s's refusal", round, err, liars[0])
+					}
+				case tt.want == noPeers:
+					named := err != nil && errors.As(err, &nd)
+					for _, addr := range liars {
+						named = named && strings.Contains(err.Error(), "peer "+addr+": not dialled again for a request")
+					}
+					if !errors.Is(err, ErrNoPeers) || !named {
+						failed++
+						t.Errorf("round %d: %v, want ErrNoPeers naming the refusal of each of %v", round, err, liars)
 					}
 				}
 				refusals++
 			}
-			dropped := log.count("dropped "+liar, "not dialled again")
-			t.Logf("%d fetches: %s refused in %d, %d of them failed (not as they should), dropped for it %d times; %d fetches failed with a request in flight; it served %d blocks",
-				rounds, liar, refusals, failed, dropped, inFlight, served.Load())
+			dropped := 0
+			for _, addr := range liars {
+				dropped += log.count("dropped "+addr, "not dialled again")
+			}
+			t.Logf("%d fetches: refused by every liar in %d, %d of them not as they should; liars dropped for it %d times; %d fetches failed with a request in flight; the liars served %d blocks",
+				rounds, refusals, failed, dropped, inFlight, served.Load())
 			if refusals == 0 {
-				t.Fatalf("%s refused no request in %d fetches: the attack did not run", liar, rounds)
+				t.Fatalf("no fetch of %d refused by every liar: the attack did not run", rounds)
 			}
 			if dropped > 0 {
-				t.Errorf("%s dropped %d times for a refusal, which charges nothing", liar, dropped)
+				t.Errorf("liars dropped %d times for a refusal, which charges nothing", dropped)
 			}
-			if st := c.pool.Status(lm); st.Banned {
-				t.Errorf("%s banned: %s", liar, st.Reason)
+			for _, addr := range liars {
+				if st := c.pool.Status(clientMember(t, c, addr)); st.Banned {
+					t.Errorf("%s banned: %s", addr, st.Reason)
+				}
 			}
-			unharmedAt(t, c, fx.node.P2PAddr)
+			if tt.liars == 1 {
+				unharmedAt(t, c, fx.node.P2PAddr)
+			}
 		})
 	}
 }
