@@ -158,10 +158,13 @@ func TestRefusedRequestReplanned(t *testing.T) {
 			// second is refused when the client sees the end before
 			// sending it; sent first (a race on the loopback), it fails
 			// with the connection, as any request in flight, which is not
-			// what is tested here: such a round is counted apart.
-			const rounds = 4
-			failed, refusals, inFlight := 0, 0, 0
-			for round := range rounds {
+			// what is tested here: such a round is counted apart. Rounds
+			// go on until wantRefused were refused by every liar (the
+			// backoff doubling each round), at most maxRounds.
+			const maxRounds, wantRefused = 6, 3
+			failed, refusals, inFlight, rounds := 0, 0, 0, 0
+			for round := 0; round < maxRounds && refusals < wantRefused; round++ {
+				rounds++
 				liveAgain()
 				before := make([]int, len(liars))
 				for i, addr := range liars {
