@@ -171,7 +171,11 @@ func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
 // peers that hold them as a scan's are (Config.FetchSpread, within each
 // window of as many blocks as the peers ask for at once), checks each
 // against its header, and calls fn for each in height order. An error
-// from fn stops the download and is returned as is.
+// from fn stops the download and is returned as is. A peer whose
+// request the pool refuses (its connection ended and its next dial is
+// not due: a *pool.NotDialledError) fails nothing: its blocks are asked
+// of the other peers holding them, within the spread, and the error, if
+// none is left, names each refusal.
 func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height int32, b *wire.MsgBlock) error) error {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
