@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,24 +35,7 @@ func TestLiveAndServingDiffer(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			addr, _ := hangUpRelay(t, node.P2PAddr, time.Second)
-			p, _, err := New(Config{Params: node.Params, Peers: []string{addr}, ConnectOnly: true, Timeout: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			p.Connect(context.Background())
-			m := p.Members()[0]
-			c := p.Conn(m)
-			if c == nil {
-				t.Fatal("not connected")
-			}
-			p.mu.Lock()
-			m.failures = tt.before
-			p.mu.Unlock()
-			if tt.end {
-				<-c.Done() // the node's end, not counted yet
-			}
+			p, m, _ := hungUpMember(t, node, tt.before, tt.end)
 			status, live, serving := p.Status(m).Live, slices.Contains(p.Live(), m), slices.Contains(p.Serving(0), m)
 			t.Logf("before counting: Status.Live %v, Live %v, Serving %v", status, live, serving)
 			if !status || !live {
@@ -73,4 +57,31 @@ func TestLiveAndServingDiffer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hungUpMember returns a pool of one member, btcd node behind a relay
+// that closes each connection 1 s after it is made, connected, with
+// before failures in a row set; with end, once its node ended the
+// connection, the end not yet counted. It also returns the relay's dials.
+func hungUpMember(t *testing.T, node *peertest.Node, before int, end bool) (*Pool, *Member, *atomic.Int64) {
+	t.Helper()
+	addr, dials := hangUpRelay(t, node.P2PAddr, time.Second)
+	p, _, err := New(Config{Params: node.Params, Peers: []string{addr}, ConnectOnly: true, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	p.Connect(context.Background())
+	m := p.Members()[0]
+	c := p.Conn(m)
+	if c == nil {
+		t.Fatal("not connected")
+	}
+	p.mu.Lock()
+	m.failures = before
+	p.mu.Unlock()
+	if end {
+		<-c.Done() // the node's end, not counted yet
+	}
+	return p, m, dials
 }
