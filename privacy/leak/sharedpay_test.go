@@ -2,8 +2,11 @@ package leak
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy/universe"
 )
 
 // TestSharedPayingLowered: wallet a's scripts appear in blocks 10 to 45
@@ -72,6 +75,9 @@ func TestSharedPayingLowered(t *testing.T) {
 					want := was.Probability
 					if c.want {
 						want = sharedCalibrated(was.Probability, shared.contested[i][m.Candidate])
+						if was.Probability >= 0.5 && r.leadingRider(&was) {
+							want = sharedRider(was.Probability)
+						}
 					}
 					if m.Probability != want || m.ProbabilityLow > m.Probability || m.ProbabilityHigh < m.Probability {
 						t.Errorf("%s %s: %.4f [%.4f, %.4f] -> %.4f [%.4f, %.4f], want %.4f", r.Session, m.Candidate, was.Probability, was.ProbabilityLow, was.ProbabilityHigh, m.Probability, m.ProbabilityLow, m.ProbabilityHigh, want)
@@ -99,6 +105,113 @@ func TestSharedPayingLowered(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSharedPayingRider: in the sessions of TestSharedPayingLowered's
+// first row, wallet b's two payments from one outside payer (blocks 140
+// and 143, its receive scripts s0 and s1 each beside the payer's change
+// r, created in the first and spent in the second) make r a leading
+// rider of two appearances, not contested, given (as set) 0.969 or
+// more, as the wrong ones under one address were. Where the sessions
+// look like wallets that pay each other, r is given sharedRider of what
+// it was (its odds times payRider, then the map), never 0.95 or more,
+// and b's warning counts it; where they do not (both claim the p
+// scripts), r keeps what it was given.
+func TestSharedPayingRider(t *testing.T) {
+	entries, aFetch, bFetch, paid := payingFixture()
+	entries = append(entries,
+		universe.IndexEntry{Candidate: "r", Heights: []int32{140, 143}, Txs: oneTx(7, 8)},
+		universe.IndexEntry{Candidate: "s0", Heights: []int32{140}, Txs: oneTx(7)},
+		universe.IndexEntry{Candidate: "s1", Heights: []int32{143}, Txs: oneTx(8)})
+	bFetch = append(append(append([]int{}, bFetch...), paid...), 140, 143)
+	for _, c := range []struct {
+		name       string
+		payerBelow bool
+		given      float64 // r's probability before sharedPaying
+		lowered    bool
+	}{
+		{"one-sided, given 0.969", true, 0.969, true},
+		{"one-sided, given 0.9999", true, 0.9999, true},
+		{"one-sided, given 1", true, 1, true},
+		{"both claim the p scripts", false, 0.969, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := scanReport("127.0.0.2:1000", aFetch, entries), scanReport("127.0.0.2:2000", bFetch, entries)
+			reports := []*Report{a, b}
+			warnSharedClients(reports)
+			if c.payerBelow {
+				for i := range a.Matched {
+					if m := &a.Matched[i]; strings.HasPrefix(m.Candidate, "p") {
+						if m.Probability >= 0.95 {
+							a.Confident--
+						}
+						m.Probability, m.ProbabilityLow, m.ProbabilityHigh = 0.3, 0.1, 0.5
+					}
+				}
+			}
+			k := slices.IndexFunc(b.Matched, func(m Match) bool { return m.Candidate == "r" })
+			if k < 0 {
+				t.Fatal("r not matched in b's session")
+			}
+			r := &b.Matched[k]
+			if r.Probability >= 0.95 {
+				b.Confident--
+			}
+			if c.given >= 0.95 {
+				b.Confident++
+			}
+			r.Probability, r.ProbabilityLow, r.ProbabilityHigh = c.given, c.given/2, c.given
+			if !b.leadingRider(r) || r.Probability < 0.5 {
+				t.Fatalf("r: leading rider %v, given %.4f: want a leading rider given half or more", b.leadingRider(r), r.Probability)
+			}
+			shared := contestShared(reports)
+			if shared.contested[1]["r"] {
+				t.Fatal("r contested, want not")
+			}
+			was := *r
+			sharedPaying(reports, shared)
+			want := was.Probability
+			if c.lowered {
+				want = sharedRider(was.Probability)
+			}
+			if r.Probability != want || r.ProbabilityLow > r.Probability || r.ProbabilityHigh < r.Probability {
+				t.Errorf("r: %.4f [%.4f, %.4f] -> %.4f [%.4f, %.4f], want %.4f", was.Probability, was.ProbabilityLow, was.ProbabilityHigh, r.Probability, r.ProbabilityLow, r.ProbabilityHigh, want)
+			}
+			if c.lowered && (r.Probability >= 0.95 || r.ProbabilityHigh >= 0.95) {
+				t.Errorf("r given %.4f (interval to %.4f), want below 0.95", r.Probability, r.ProbabilityHigh)
+			}
+			all := strings.Join(b.Warnings, "\n")
+			if named := strings.Contains(all, "1 leading scripts of two appearances"); named != c.lowered {
+				t.Errorf("b's warning names the rider %v, want %v: %q", named, c.lowered, all)
+			}
+			n := 0
+			for _, m := range b.Matched {
+				if m.Probability >= 0.95 {
+					n++
+				}
+			}
+			if b.Confident != n {
+				t.Errorf("b: Confident %d, want %d", b.Confident, n)
+			}
+		})
+	}
+}
+
+// TestSharedRider: a leading rider's odds are multiplied by payRider
+// before the map, so it is given less than a contested script of the
+// same probability, and never 0.95 or more.
+func TestSharedRider(t *testing.T) {
+	for _, p := range []float64{0.5, 0.7, 0.9, 0.95, 0.969, 0.99, 0.9999, 1} {
+		got := sharedRider(p)
+		if got >= 0.95 || got > sharedCalibrated(p, true) || got > p {
+			t.Errorf("sharedRider(%g) = %.4f: want below 0.95, %.4f (contested) and p", p, got, sharedCalibrated(p, true))
+		}
+	}
+	for _, pq := range [][2]float64{{0.5, 0.7}, {0.7, 0.95}, {0.95, 0.99}, {0.99, 1}} {
+		if sharedRider(pq[0]) > sharedRider(pq[1]) {
+			t.Errorf("sharedRider(%g) = %.4f > sharedRider(%g) = %.4f: want monotone", pq[0], sharedRider(pq[0]), pq[1], sharedRider(pq[1]))
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package neutrinocapture
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -26,6 +27,53 @@ import (
 type variedShape struct {
 	wallets, rounds  int
 	minSize, maxSize int
+	// between is the chance that a payment to a wallet comes from
+	// another wallet, when one can pay it; 0 is a third (drawn as
+	// rng.IntN(3) == 0, so the default chains stay as they were).
+	between float64
+	// payers is how many outside payers pay the wallets, each spending
+	// its change in its next payment, to whichever wallet; 0 is 6.
+	payers int
+}
+
+// variedShapeOf is shape with the share of payments between wallets
+// that SPVFILTER_NEUTRINO_BETWEEN names (a fraction in (0, 1]), the
+// outside payers SPVFILTER_NEUTRINO_PAYERS names (1 to 1000) and the
+// wallets SPVFILTER_NEUTRINO_WALLETS names (2 to 16), each as shape has
+// it when unset.
+func variedShapeOf(t *testing.T, shape variedShape) variedShape {
+	t.Helper()
+	if env := os.Getenv("SPVFILTER_NEUTRINO_BETWEEN"); env != "" {
+		f, err := strconv.ParseFloat(env, 64)
+		if err != nil || !(f > 0 && f <= 1) {
+			t.Fatalf("SPVFILTER_NEUTRINO_BETWEEN=%q: want a fraction in (0, 1]", env)
+		}
+		shape.between = f
+	}
+	if env := os.Getenv("SPVFILTER_NEUTRINO_PAYERS"); env != "" {
+		n, err := strconv.Atoi(env)
+		if err != nil || n < 1 || n > 1000 {
+			t.Fatalf("SPVFILTER_NEUTRINO_PAYERS=%q: want 1 to 1000", env)
+		}
+		shape.payers = n
+	}
+	if env := os.Getenv("SPVFILTER_NEUTRINO_WALLETS"); env != "" {
+		n, err := strconv.Atoi(env)
+		if err != nil || n < 2 || n > 16 {
+			t.Fatalf("SPVFILTER_NEUTRINO_WALLETS=%q: want 2 to 16", env)
+		}
+		shape.wallets = n
+	}
+	return shape
+}
+
+// fromWallet draws whether a payment to a wallet that another wallet can
+// make comes from it: with chance between, or a third when between is 0.
+func fromWallet(rng *rand.Rand, between float64) bool {
+	if between == 0 {
+		return rng.IntN(3) == 0
+	}
+	return rng.Float64() < between
 }
 
 // variedShape16 is the shape of every seed's chain: 16 wallets of 5 to
@@ -144,7 +192,7 @@ func variedChain(t *testing.T, node *peertest.Node, seed uint64, shape variedSha
 	type payer struct {
 		coin *peertest.Output
 	}
-	payers := make([]*payer, 6)
+	payers := make([]*payer, cmp.Or(shape.payers, 6))
 	for i := range payers {
 		payers[i] = &payer{}
 	}
@@ -175,7 +223,7 @@ func variedChain(t *testing.T, node *peertest.Node, seed uint64, shape variedSha
 				to := vw.receive[vw.paid]
 				var tx *wire.MsgTx
 				var idx uint32
-				if from := pickPayerWallet(rng, ws, vw, h, between); from != nil && rng.IntN(3) == 0 {
+				if from := pickPayerWallet(rng, ws, vw, h, between); from != nil && fromWallet(rng, shape.between) {
 					tx, idx = walletPays(t, node, from, h, to, between, seen)
 				} else {
 					p := payers[rng.IntN(len(payers))]
@@ -341,7 +389,17 @@ func poolBin(into *simulate.Bin, b simulate.Bin) {
 // scripts; seed 2's scripts' bins [0.5, 0.8) and [0.8, 0.95) said 0.650
 // and 0.891 and were right 14 of 46 and 27 of 63 times before it). The
 // scripts' target at P >= 0.95 there is logged as not met when each
-// wrong one is in such a session (99 of 104 on seeds 901 to 916). The lowering was fitted on seeds 101 to 108 and 201 to
+// wrong one is in such a session: 99 of 104 on seeds 901 to 916, all
+// five wrong ones, and both of 801 to 816's, leading riders of two
+// appearances (an outside payer's change) kept at 0.95 or more, which
+// package leak's sharedRider now lowers: 143 of 143 and 97 of 97 on
+// those seeds, and on 1001 to 1016 and 1101 to 1116, never looked at
+// before, from 111 of 115 and 122 of 127 to 109 of 110 (Wilson lower
+// bound 0.950) and 122 of 126 (0.921). Seed 1112's capture under one
+// address is not warned that its wallets pay each other (14 of 31
+// one-sided, under half), so a run of 1101 to 1116 fails there, its
+// scripts' bin [0.8, 0.95) over-confident (0.897 said, 18 of 49 right)
+// and four of its scripts wrong at P >= 0.95. The lowering was fitted on seeds 101 to 108 and 201 to
 // 208; on seeds 301 to 308 and 401 to 412, never looked at before
 // judging, with distinct addresses, scripts given P >= 0.95 were right
 // 185 of 198 times before it (Wilson lower bound 0.891) and 156 of 162
@@ -370,7 +428,19 @@ func poolBin(into *simulate.Bin, b simulate.Bin) {
 // the scripts' lower bound too, under one shared address only where a
 // wrong one is in a session not warned of several wallets. The default suite runs variedDefaultSeed
 // (about 20 s for both sources); SPVFILTER_NEUTRINO_SEEDS=A-B (or
-// A,B,...) runs those seeds, about 18 s each:
+// A,B,...) runs those seeds, about 18 s each, and
+// SPVFILTER_NEUTRINO_BETWEEN=F makes a fraction F of the payments to a
+// wallet that another can make come from it (a third when unset),
+// SPVFILTER_NEUTRINO_PAYERS=N the outside payers N (6) and
+// SPVFILTER_NEUTRINO_WALLETS=N the wallets N (16). The contested share
+// that warns of wallets that pay each other barely follows F (a tenth:
+// 0.24 to 0.53 on seeds 1201 to 1212); with 6 wallets and F a tenth
+// (seeds 1401 to 1416) it was 0.08 to 0.39, and in the two captures
+// between 0.10 and 0.15 with 5 or more contested (1403, 1405) the
+// warning left the scripts' bins under-confident (28 of 38 right at
+// 0.547 said, 14 of 14 at 0.912) where without it [0.8, 0.95) was
+// over-confident (23 of 34 at 0.878). Such runs fail where a capture is
+// not warned, as captures of 6 wallets can be:
 //
 //	SPVFILTER_NEUTRINO_SEEDS=201-208 go test -run TestNeutrinoCaptureVaried -v
 func TestNeutrinoCaptureVaried(t *testing.T) {
@@ -391,7 +461,7 @@ func TestNeutrinoCaptureVaried(t *testing.T) {
 	// keeps below 0.95.
 	unwarned := map[string]int{}
 	for _, seed := range seeds {
-		scores, warned := variedScore(ctx, t, seed, variedShape16)
+		scores, warned := variedScore(ctx, t, seed, variedShapeOf(t, variedShape16))
 		for source, w := range warned {
 			unwarned[source] += w.unwarned
 			t.Logf("seed %d, %s addresses: %d of %d sessions warned that %s, %d of several wallets behind one address (%d of them that they pay each other)", seed, source, w.paying, w.sessions, leak.PayEachOther, w.several, w.severalPaying)
@@ -578,9 +648,11 @@ func variedScore(ctx context.Context, t *testing.T, seed uint64, shape variedSha
 		}
 		// No script of a session of a capture found to look like one
 		// whose wallets pay each other is given 0.95 or more (but those
-		// warned of several wallets, recalibrated apart).
+		// warned of several wallets, recalibrated apart). A capture
+		// where only such sessions are warned that their wallets pay
+		// each other (package leak's sharedPaying) caps no other.
 		for _, r := range reps {
-			if w.paying == 0 || w.severalIDs[r.Session] {
+			if w.paying == w.severalPaying || w.severalIDs[r.Session] {
 				w.unwarned++
 				continue
 			}
