@@ -130,9 +130,10 @@ func (c *Client) scriptsAt(heights []int32, scripts [][]byte) map[int32][]int {
 // SpreadError is a fetch that cannot keep Config.FetchSpread: the peers
 // holding the blocks are too few for each to be asked for at most its
 // share. It is returned before any block is asked for, or, when a peer
-// refused its request during the download (a *pool.NotDialledError), by
-// the plan of the refused blocks over the other peers, whose share
-// counts the blocks they were asked for before.
+// refused its request during the download (a *pool.NotDialledError) or
+// hung up before its answer was whole (a *peer.PeerError wrapping
+// peer.ErrDisconnected), by the plan of its blocks not in over the other
+// peers, whose share counts the blocks they were asked for before.
 type SpreadError struct {
 	// Share is Config.FetchSpread; Cap the blocks it lets one peer be
 	// asked for, of Heights; Peers the peers that could serve them.
@@ -331,9 +332,10 @@ func (t *fetchTally) note() string {
 // first failure (a *pool.Failure, which cancels the other requests) those
 // that arrived. A request the pool refused (a *pool.NotDialledError: its
 // peer's connection ended and its next dial is not due, see
-// pool.Pool.RedialDue) is no failure: nothing was asked, the other
-// requests go on, and the peer is returned in refused, with why, for the
-// blocks not in to be planned again (see fetchWanted).
+// pool.Pool.RedialDue), or one whose connection ended before its answer
+// was whole (see replannable), is no failure: the other requests go on,
+// and the peer is returned in refused, with why, for the blocks not in
+// to be planned again (see fetchWanted).
 func (c *Client) fetchPlanned(ctx context.Context, p *fetchPlan) (_ map[int32]*wire.MsgBlock, refused map[*pool.Member]error, _ error) {
 	fetching, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -387,11 +389,12 @@ func (r *fetchRun) got(h int32, b *wire.MsgBlock) {
 }
 
 // failed takes in how m's requests ended: the first failure cancels the
-// others; a refusal (see fetchPlanned) is kept apart and cancels nothing.
+// others; a refusal or a connection's end in flight (see fetchPlanned and
+// replannable) is kept apart and cancels nothing.
 func (r *fetchRun) failed(m *pool.Member, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if nd := (*pool.NotDialledError)(nil); errors.As(err, &nd) && nd.Request {
+	if replannable(err) {
 		if r.refused == nil {
 			r.refused = map[*pool.Member]error{}
 		}
@@ -402,6 +405,31 @@ func (r *fetchRun) failed(m *pool.Member, err error) {
 		r.first = &pool.Failure{Member: m, Err: err}
 		r.cancel()
 	}
+}
+
+// replannable reports whether err, how a peer's block requests ended,
+// leaves their blocks not in to be planned over the other peers (see
+// fetchWanted) and charges the peer nothing: the pool refused a request
+// (a *pool.NotDialledError of a request that does not wait: its
+// connection ended, its next dial not due), or a request sent found its
+// connection ended before the answer was whole (peer.ErrDisconnected:
+// closed or reset by the node, or a write that failed). An end proves
+// no lie: a node may hang up for its own reasons. An end this client
+// caused (peer.ErrAbandoned: after a failure cancelled the other
+// requests), a dial or handshake that failed (nothing was asked), and an
+// answer that ended the connection itself (a lie, a flood, a damaged
+// message: those wrap no peer.ErrDisconnected, but are checked all the
+// same) keep their own handling.
+func replannable(err error) bool {
+	if nd := (*pool.NotDialledError)(nil); errors.As(err, &nd) {
+		return nd.Request
+	}
+	var pe *peer.PeerError
+	if !errors.As(err, &pe) || pe.Op == peer.OpConnect || pe.Op == peer.OpHandshake {
+		return false
+	}
+	return errors.Is(err, peer.ErrDisconnected) && !errors.Is(err, peer.ErrAbandoned) && !errors.Is(err, peer.ErrDamaged) &&
+		!errors.Is(err, peer.ErrFlooding) && !isLie(err)
 }
 
 // fetchFrom asks m for the blocks at heights, in requests of

@@ -1,0 +1,210 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// hangUpOnSecondAsk starts a loopback relay to the node at target that
+// passes the node's bytes on as they come and the client's message by
+// message, until the client's second getdata of blocks on a connection:
+// that one it does not pass on, and it hangs up both sides at once. The
+// client's first request is answered whole, and its second is in flight
+// when the connection ends, never before: no race with the client seeing
+// the end first. It returns the relay's address and how many such
+// hang-ups it made.
+func hangUpOnSecondAsk(t *testing.T, target string) (string, *atomic.Int32) {
+	t.Helper()
+	var ends atomic.Int32
+	addr, _ := listenLoopback(t, func(g *gateConns, c net.Conn) {
+		u, err := net.Dial("tcp", target)
+		if err != nil {
+			c.Close()
+			return
+		}
+		g.add(u)
+		go io.Copy(c, u)
+		go func() {
+			defer c.Close()
+			defer u.Close()
+			asks := 0
+			hdr := make([]byte, 24)
+			for {
+				if _, err := io.ReadFull(c, hdr); err != nil {
+					return
+				}
+				body := make([]byte, binary.LittleEndian.Uint32(hdr[16:20]))
+				if _, err := io.ReadFull(c, body); err != nil {
+					return
+				}
+				if strings.TrimRight(string(hdr[4:16]), "\x00") == wire.CmdGetData && asksBlocks(body) {
+					if asks++; asks == 2 {
+						ends.Add(1)
+						return
+					}
+				}
+				if _, err := u.Write(append(hdr, body...)); err != nil {
+					return
+				}
+			}
+		}()
+	})
+	return addr, &ends
+}
+
+// asksBlocks reports whether body, a getdata's payload, asks for blocks.
+func asksBlocks(body []byte) bool {
+	var m wire.MsgGetData
+	if err := m.BtcDecode(bytes.NewReader(body), wire.ProtocolVersion, wire.WitnessEncoding); err != nil {
+		return false
+	}
+	return slices.ContainsFunc(m.InvList, func(iv *wire.InvVect) bool {
+		return iv.Type == wire.InvTypeBlock || iv.Type == wire.InvTypeWitnessBlock
+	})
+}
+
+// TestInFlightEndReplanned: peers that take a download's requests and
+// hang up while the second is in flight (its getdata received, nothing
+// answered), on every connection. Each such peer is given two requests
+// (the download's blocks spread over it and an honest peer holding
+// every block; a peer behind the range widens the window of FetchBlocks
+// without holding any of its blocks). Its second request fails with the
+// connection's end (peer.ErrDisconnected), not a refusal: the client sent
+// it before the end, every round. A node's hang-up proves no lie: the
+// blocks it did not deliver are to be asked of the honest peer, every
+// fetch succeeding with every block right, the peer that hung up named,
+// neither dropped nor banned, the honest one unharmed. With no honest
+// peer, the fetch fails with ErrNoPeers naming each peer's end, dropping
+// and banning none.
+func TestInFlightEndReplanned(t *testing.T) {
+	needFixture(t)
+	behind := needBehind(t)
+	const from = behindHeight + 1
+	for _, tt := range []struct {
+		name   string
+		liars  int  // peers hanging up with a request in flight
+		honest bool // an honest peer holding every block beside them
+	}{
+		{"one peer hangs up", 1, true},
+		{"two peers hang up", 2, true},
+		{"every peer hangs up", 2, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var liars []string
+			var ends []*atomic.Int32
+			for range tt.liars {
+				addr, n := hangUpOnSecondAsk(t, fx.node.P2PAddr)
+				liars, ends = append(liars, addr), append(ends, n)
+			}
+			peers := append(slices.Clone(liars), behind.P2PAddr)
+			if tt.honest {
+				peers = append(peers, fx.node.P2PAddr)
+			}
+			// At most one window of the live peers, spread evenly over the
+			// peers holding the blocks: more than one request's worth
+			// each.
+			to := min(fx.tip, int32(from+len(peers)*peer.MaxBlocksPerRequest-1))
+			if holders := len(peers) - 1; int(to-from+1) <= holders*peer.MaxBlocksPerRequest {
+				t.Fatalf("the fixture's chain ends at %d: blocks %d..%d are too few to give each of %d peers two requests", fx.tip, from, to, holders)
+			}
+			log := &linesLog{t: t, start: time.Now()}
+			c := connectWith(t, Config{Peers: peers, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log})
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			if err := c.Start(ctx); err != nil {
+				t.Fatal(err)
+			}
+			// liveAgain waits until the pool dialled the liars again (Run,
+			// after their backoff) and lists them with the range: else the
+			// plan leaves them out, or the window is narrower.
+			liveAgain := func() {
+				t.Helper()
+				for _, addr := range peers {
+					m := clientMember(t, c, addr)
+					for len(c.pool.Keep([]*pool.Member{m})) == 0 || addr != behind.P2PAddr && c.views.tip(m) < to {
+						if ctx.Err() != nil {
+							t.Fatalf("%s never live again: %+v", addr, c.pool.Status(m))
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+				}
+			}
+			const rounds = 4
+			failed, allEnded := 0, 0
+			for round := range rounds {
+				liveAgain()
+				before := make([]int32, len(ends))
+				for i, n := range ends {
+					before[i] = n.Load()
+				}
+				got := int32(from)
+				err := c.FetchBlocks(ctx, from, to, func(h int32, b *wire.MsgBlock) error {
+					if h != got || b.BlockHash() != c.chain.Hash(h) {
+						t.Errorf("round %d: height %d: block %v, want height %d's %v", round, h, b.BlockHash(), got, c.chain.Hash(got))
+					}
+					got++
+					return nil
+				})
+				ended := true
+				for i, n := range ends {
+					ended = ended && n.Load() > before[i]
+				}
+				if ended {
+					allEnded++
+				}
+				t.Logf("round %d: every liar hung up with a request in flight %v; %d blocks: %v", round, ended, got-from, err)
+				switch {
+				case !ended:
+					t.Errorf("round %d: not every liar was given a second request to hang up on", round)
+				case tt.honest && (err != nil || got != to+1):
+					failed++
+					t.Errorf("round %d: %d of %d blocks: %v", round, got-from, to-from+1, err)
+				case !tt.honest:
+					named := err != nil
+					for _, addr := range liars {
+						named = named && strings.Contains(err.Error(), "peer "+addr+": getdata block: "+peer.ErrDisconnected.Error())
+					}
+					var pe *peer.PeerError
+					if !errors.Is(err, ErrNoPeers) || !errors.Is(err, peer.ErrDisconnected) || !errors.As(err, &pe) || !named {
+						failed++
+						t.Errorf("round %d: %v, want ErrNoPeers naming the end of each of %v", round, err, liars)
+					}
+				}
+			}
+			dropped, noted := 0, 0
+			for _, addr := range liars {
+				dropped += log.count("dropped " + addr)
+				noted += log.count("peer "+addr+": getdata block: "+peer.ErrDisconnected.Error(), "asked of the other peers")
+			}
+			t.Logf("%d fetches, every liar hanging up in flight in %d, %d not as they should; liars dropped %d times, their ends noted %d times",
+				rounds, allEnded, failed, dropped, noted)
+			if noted < allEnded*len(liars) {
+				t.Errorf("the liars' ends noted %d times, want %d (each liar each round)", noted, allEnded*len(liars))
+			}
+			if dropped > 0 {
+				t.Errorf("liars dropped %d times for hanging up, which proves nothing", dropped)
+			}
+			for _, addr := range liars {
+				if st := c.pool.Status(clientMember(t, c, addr)); st.Banned {
+					t.Errorf("%s banned: %s", addr, st.Reason)
+				}
+			}
+			if tt.honest {
+				unharmedAt(t, c, fx.node.P2PAddr)
+			}
+		})
+	}
+}
