@@ -43,7 +43,7 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 // all, as the filter download bounds its damaged answers in a row (a
 // round's blocks arrive in an order the plan shuffles, so the blocks
 // that came in before a damaged one do not break the row: the bound is
-// kept over the whole download). The plans after the first note
+// kept over the whole download). Those plans after the first note
 // nothing: the first one's note stands for the download. A peer that
 // fetchAgain could not dial again is planned on after it only if the
 // pool still lists it among the live peers (see pool.Pool.Serving),
@@ -60,9 +60,10 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 // nor hung up, going on from the plan they were given in (see
 // planFetches: with an explicit Config.FetchSpread, a share that the
 // peers left cannot keep fails with *SpreadError), at most
-// maxRefusedPlans times a download. The peer is charged nothing (its
-// ends are the pool's to count, see pool.Pool.RedialDue), and named in
-// the operation's notes. When no peer is left to plan on, or the plans
+// maxRefusedPlans times a download, each plan's note and blocks going
+// to the operation's log as the first's (see planFetches). The peer is
+// charged nothing (its ends are the pool's to count, see
+// pool.Pool.RedialDue), and named in the operation's notes. When no peer is left to plan on, or the plans
 // ran out, the download fails with an error naming each peer and why
 // (a *pool.NotDialledError, or a *peer.PeerError wrapping
 // peer.ErrDisconnected).
@@ -101,8 +102,11 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 			return fmt.Errorf("client: getdata block: %d blocks not fetched: requests refused or cut off in %d plans of the download: %w",
 				len(want), replans+1, pool.Errors(refusals))
 		case err == nil:
+			// The plan goes on from p: its note and tally go to the
+			// operation's log (see planFetches), which a scan's spread
+			// note is made of.
 			replans++
-			prior, plans = p, newScanLog()
+			prior, plans = p, log
 			continue
 		}
 		if damaged == maxDamagedAsks || !c.fetchAgain(ctx, p, err) {

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -63,6 +65,22 @@ func hangUpOnSecondAsk(t *testing.T, target string) (string, *atomic.Int32) {
 		}()
 	})
 	return addr, &ends
+}
+
+// waitServing waits until the pool lists each peer of addrs as live (Run
+// dials a peer that hung up again after its backoff) holding the chain
+// up to reach.
+func waitServing(ctx context.Context, t *testing.T, c *Client, reach int32, addrs ...string) {
+	t.Helper()
+	for _, addr := range addrs {
+		m := clientMember(t, c, addr)
+		for len(c.pool.Keep([]*pool.Member{m})) == 0 || c.views.tip(m) < reach {
+			if ctx.Err() != nil {
+				t.Fatalf("%s never live again: %+v", addr, c.pool.Status(m))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 }
 
 // asksBlocks reports whether body, a getdata's payload, asks for blocks.
@@ -132,15 +150,8 @@ func TestInFlightEndReplanned(t *testing.T) {
 			// plan leaves them out, or the window is narrower.
 			liveAgain := func() {
 				t.Helper()
-				for _, addr := range peers {
-					m := clientMember(t, c, addr)
-					for len(c.pool.Keep([]*pool.Member{m})) == 0 || addr != behind.P2PAddr && c.views.tip(m) < to {
-						if ctx.Err() != nil {
-							t.Fatalf("%s never live again: %+v", addr, c.pool.Status(m))
-						}
-						time.Sleep(20 * time.Millisecond)
-					}
-				}
+				waitServing(ctx, t, c, to, slices.DeleteFunc(slices.Clone(peers), func(a string) bool { return a == behind.P2PAddr })...)
+				waitServing(ctx, t, c, behindHeight, behind.P2PAddr)
 			}
 			const rounds = 4
 			failed, allEnded := 0, 0
@@ -207,4 +218,80 @@ func TestInFlightEndReplanned(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInFlightEndSpreadNote: a scan's download (fetchBlocks with the
+// operation's log) whose blocks are spread over an honest peer and one
+// that hangs up with its second request in flight. The blocks the latter
+// did not deliver are planned again over the honest peer, which is then
+// asked for more than its share: the operation's log, which a scan's
+// spread note and a rescan's sums are made of, is to count those blocks
+// too, and note that the honest peer went over its share. Planned again
+// over a throwaway log, they were missed: the tally said the honest peer
+// was asked for its share only, and no note was written.
+func TestInFlightEndSpreadNote(t *testing.T) {
+	needFixture(t)
+	liar, ends := hangUpOnSecondAsk(t, fx.node.P2PAddr)
+	const from = behindHeight + 1
+	to := int32(from + 3*peer.MaxBlocksPerRequest - 1) // 24 blocks each of 2: two requests
+	if to > fx.tip {
+		t.Fatalf("the fixture's chain ends at %d, below %d", fx.tip, to)
+	}
+	var heights []int32
+	for h := int32(from); h <= to; h++ {
+		heights = append(heights, h)
+	}
+	lines := &linesLog{t: t, start: time.Now()}
+	c := connectWith(t, Config{Peers: []string{liar, fx.node.P2PAddr}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: lines})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	replanned := regexp.MustCompile(regexp.QuoteMeta("peer "+liar+": getdata block: ") + ".*: its ([0-9]+) blocks were asked of the other peers")
+	const rounds = 3
+	for round := range rounds {
+		waitServing(ctx, t, c, to, liar, fx.node.P2PAddr)
+		before := ends.Load()
+		log := newScanLog()
+		blocks, err := c.fetchBlocks(ctx, log, heights, nil)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		for i, b := range blocks {
+			if b.BlockHash() != c.chain.Hash(heights[i]) {
+				t.Errorf("round %d: height %d: block %v, want %v", round, heights[i], b.BlockHash(), c.chain.Hash(heights[i]))
+			}
+		}
+		if ends.Load() == before {
+			t.Fatalf("round %d: %s did not hang up with a request in flight: the attack did not run", round, liar)
+		}
+		again := -1
+		for _, n := range log.notes {
+			if m := replanned.FindStringSubmatch(n); m != nil {
+				again, _ = strconv.Atoi(m[1])
+			}
+		}
+		tally := log.fetches.tally
+		honest, lied := tally.peers[fx.node.P2PAddr], tally.peers[liar]
+		over := slices.ContainsFunc(log.fetches.notes, func(n string) bool {
+			return WarningKindOf(n) == WarningFetchSpread && strings.Contains(n, "asked for more than")
+		})
+		t.Logf("round %d: %d blocks planned again; the log counts %d blocks asked: honest %+v, the liar %+v; spread notes %q",
+			round, again, tally.total, honest, lied, log.fetches.notes)
+		switch {
+		case again <= 0:
+			t.Errorf("round %d: no note of the liar's blocks planned again: %q", round, log.notes)
+		case tally.total != len(heights)+again || honest.asked+lied.asked != tally.total:
+			t.Errorf("round %d: the log counts %d blocks asked (honest %d, the liar %d), want %d: %d planned, %d planned again",
+				round, tally.total, honest.asked, lied.asked, len(heights)+again, len(heights), again)
+		case honest.asked <= honest.limit || !over:
+			t.Errorf("round %d: the honest peer asked for %d of a share of %d; spread notes %q, want one of a peer over its share",
+				round, honest.asked, honest.limit, log.fetches.notes)
+		}
+	}
+	if st := c.pool.Status(clientMember(t, c, liar)); st.Banned || lines.count("dropped "+liar) > 0 {
+		t.Errorf("%s charged for hanging up (dropped %d times): %+v", liar, lines.count("dropped "+liar), st)
+	}
+	unharmedAt(t, c, fx.node.P2PAddr)
 }

@@ -52,6 +52,9 @@ type fetchPlan struct {
 	// seen are the watched scripts (indexes) of the blocks each peer is
 	// asked for.
 	seen map[*pool.Member]map[int]bool
+	// counted are the peers whose share the operation's log took in, in
+	// this plan or one it went on from.
+	counted map[*pool.Member]bool
 }
 
 // pick returns the member of ms that p should ask for a block holding
@@ -168,6 +171,8 @@ func checkFetchSpread(s float64) error {
 // plan they were refused in: each peer's blocks and scripts so far count,
 // and so does prior's cap, of the download's blocks, so that a peer below
 // its share takes them, and with an explicit share none goes over it.
+// Its note is on the download's plans so far, and the log counts the
+// blocks it adds.
 func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int, prior *fetchPlan, skip map[*pool.Member]bool) (*fetchPlan, error) {
 	p := &fetchPlan{order: slices.Clone(heights), to: make(map[int32]*pool.Member, len(heights)), load: map[*pool.Member]int{},
 		seen: map[*pool.Member]map[int]bool{}, total: len(heights)}
@@ -211,15 +216,33 @@ func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int,
 		}
 		p.assign(h, best, own[h])
 	}
-	plan := fetchTally{share: share}
+	// The note is on the download's plans so far (with prior, the loads
+	// went on from its); the log takes in what this plan adds: its
+	// blocks, and the share of each peer no earlier plan of the download
+	// counted.
+	var before map[*pool.Member]int
+	p.counted = map[*pool.Member]bool{}
+	if prior != nil {
+		before = prior.load
+		maps.Copy(p.counted, prior.counted)
+	}
+	plan, added := fetchTally{share: share}, fetchTally{share: share}
 	for m := range all {
+		limit := p.cap
+		if p.counted[m] {
+			limit = 0
+		}
+		added.count(m.Addr(), p.load[m]-before[m], limit)
+		p.counted[m] = true
+	}
+	for m := range p.counted {
 		plan.count(m.Addr(), p.load[m], p.cap)
 	}
 	if w := plan.note(); w != "" {
 		log.note(w)
 		log.fetches.notes = append(log.fetches.notes, w)
 	}
-	log.fetches.tally.add(&plan)
+	log.fetches.tally.add(&added)
 	return p, nil
 }
 
