@@ -63,10 +63,10 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 // maxRefusedPlans times a download, each plan's note and blocks going
 // to the operation's log as the first's (see planFetches). The peer is
 // charged nothing (its ends are the pool's to count, see
-// pool.Pool.RedialDue), and named in the operation's notes. When no peer is left to plan on, or the plans
-// ran out, the download fails with an error naming each peer and why
-// (a *pool.NotDialledError, or a *peer.PeerError wrapping
-// peer.ErrDisconnected).
+// pool.Pool.RedialDue), and named in the operation's notes. When no
+// peer is left to plan on, or the plans ran out, the download fails
+// with an error naming each peer and why (a *pool.NotDialledError, or
+// a *peer.PeerError wrapping peer.ErrDisconnected).
 func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int) error {
 	plans := log
 	var prior *fetchPlan

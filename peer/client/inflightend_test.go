@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -294,4 +296,46 @@ func TestInFlightEndSpreadNote(t *testing.T) {
 		t.Errorf("%s charged for hanging up (dropped %d times): %+v", liar, lines.count("dropped "+liar), st)
 	}
 	unharmedAt(t, c, fx.node.P2PAddr)
+}
+
+// TestReplannable: which ends of a peer's block requests have their
+// blocks planned over the other peers, charging the peer nothing (a
+// refusal, a connection's end in flight), and which keep their own
+// handling (a lie, damage, a flood, a stall, this side's own drop, a
+// dial that failed).
+func TestReplannable(t *testing.T) {
+	const addr = "127.0.0.1:18444"
+	getdata := func(format string, args ...any) error {
+		return &peer.PeerError{Peer: addr, Op: "getdata block", Err: fmt.Errorf(format, args...)}
+	}
+	closed := getdata("%w: connection closed by the node", peer.ErrDisconnected)
+	for _, tt := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"refused for a request", &pool.NotDialledError{Peer: addr, Failures: 3, Wait: time.Second, Request: true, Err: closed}, true},
+		{"closed by the node in flight", closed, true},
+		{"reset by the node in flight", getdata("%w: %w", peer.ErrDisconnected, syscall.ECONNRESET), true},
+		{"a write that failed", getdata("%w: sending getdata: broken pipe", peer.ErrDisconnected), true},
+		{"dropped after another request failed", getdata("%w: connection dropped after an earlier error", peer.ErrDisconnected), true},
+		{"a wait for the dial cut by the context", &pool.NotDialledError{Peer: addr, Failures: 3, Wait: time.Second, Err: context.DeadlineExceeded}, false},
+		{"dropped by this side", getdata("%w: %w", peer.ErrDisconnected, peer.ErrAbandoned), false},
+		{"a dial that failed", &peer.PeerError{Peer: addr, Op: peer.OpConnect, Err: fmt.Errorf("%w: connection refused", peer.ErrDisconnected)}, false},
+		{"a handshake cut off", &peer.PeerError{Peer: addr, Op: peer.OpHandshake, Err: fmt.Errorf("%w: connection closed during the handshake", peer.ErrDisconnected)}, false},
+		{"a damaged block", getdata("%w: block does not match its payload checksum", peer.ErrDamaged), false},
+		{"a block not its header's", getdata("%w: not the block asked for", peer.ErrBadBlock), false},
+		{"a protocol violation ending it", getdata("%w: undecodable", peer.ErrProtocol), false},
+		{"a flood", getdata("%w: too many inv", peer.ErrFlooding), false},
+		{"a stall", getdata("%w", &peer.TimeoutError{What: "no complete answer", Within: time.Second}), false},
+		{"blocks withheld", getdata("%w: notfound", peer.ErrMissingBlocks), false},
+		{"no peer error", errors.New("something else"), false},
+		{"no error", nil, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := replannable(tt.err); got != tt.want {
+				t.Errorf("replannable(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
 }

@@ -436,13 +436,14 @@ func (r *fetchRun) failed(m *pool.Member, err error) {
 // (a *pool.NotDialledError of a request that does not wait: its
 // connection ended, its next dial not due), or a request sent found its
 // connection ended before the answer was whole (peer.ErrDisconnected:
-// closed or reset by the node, or a write that failed). An end proves
-// no lie: a node may hang up for its own reasons. An end this client
-// caused (peer.ErrAbandoned: after a failure cancelled the other
-// requests), a dial or handshake that failed (nothing was asked), and an
-// answer that ended the connection itself (a lie, a flood, a damaged
-// message: those wrap no peer.ErrDisconnected, but are checked all the
-// same) keep their own handling.
+// closed or reset by the node, a write that failed, or dropped after
+// another request over it failed, which that request's caller judges).
+// An end proves no lie: a node may hang up for its own reasons. An end
+// this client caused (peer.ErrAbandoned: after a failure cancelled the
+// other requests), a dial or handshake that failed (nothing was asked),
+// and an answer that ended the connection itself (a lie, a flood, a
+// damaged message: those wrap no peer.ErrDisconnected, but are checked
+// all the same) keep their own handling.
 func replannable(err error) bool {
 	if nd := (*pool.NotDialledError)(nil); errors.As(err, &nd) {
 		return nd.Request
