@@ -127,15 +127,7 @@ func TestRefusedRequestReplanned(t *testing.T) {
 			// them out.
 			liveAgain := func() {
 				t.Helper()
-				for _, addr := range liars {
-					m := clientMember(t, c, addr)
-					for len(c.pool.Keep([]*pool.Member{m})) == 0 || c.views.tip(m) < to {
-						if ctx.Err() != nil {
-							t.Fatalf("%s never live again: %+v", addr, c.pool.Status(m))
-						}
-						time.Sleep(20 * time.Millisecond)
-					}
-				}
+				waitServing(ctx, t, c, to, liars...)
 			}
 			fetch := func(from, to int32) error {
 				n := from
