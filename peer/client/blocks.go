@@ -43,7 +43,7 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 // all, as the filter download bounds its damaged answers in a row (a
 // round's blocks arrive in an order the plan shuffles, so the blocks
 // that came in before a damaged one do not break the row: the bound is
-// kept over the whole download). The plans after the first note
+// kept over the whole download). Those plans after the first note
 // nothing: the first one's note stands for the download. A peer that
 // fetchAgain could not dial again is planned on after it only if the
 // pool still lists it among the live peers (see pool.Pool.Serving),
@@ -52,15 +52,21 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 //
 // A request the pool refused (see fetchPlanned: its peer's connection
 // ended between the plan and the request, or after an earlier request
-// of the download, and its next dial is not due) fails nothing: once
-// the other requests are done, the refused blocks are planned again
-// over the peers that did not refuse, going on from the plan they were
-// refused in (see planFetches: with an explicit Config.FetchSpread, a
-// share that the peers left cannot keep fails with *SpreadError), at
-// most maxRefusedPlans times a download. The refusing peer is charged
-// nothing, and named in the operation's notes. When no peer is left
-// to plan on, or the plans ran out, the download fails with an error
-// naming each refusal (each a *pool.NotDialledError).
+// of the download, and its next dial is not due), or one sent over a
+// connection that then ended before the answer was whole (see
+// replannable: the node hung up mid-answer, which proves no lie), fails
+// nothing: once the other requests are done, the blocks that peer did
+// not deliver are planned again over the peers that neither refused
+// nor hung up, going on from the plan they were given in (see
+// planFetches: with an explicit Config.FetchSpread, a share that the
+// peers left cannot keep fails with *SpreadError), at most
+// maxRefusedPlans times a download, each plan's note and blocks going
+// to the operation's log as the first's (see planFetches). The peer is
+// charged nothing (its ends are the pool's to count, see
+// pool.Pool.RedialDue), and named in the operation's notes. When no
+// peer is left to plan on, or the plans ran out, the download fails
+// with an error naming each peer and why (a *pool.NotDialledError, or
+// a *peer.PeerError wrapping peer.ErrDisconnected).
 func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int) error {
 	plans := log
 	var prior *fetchPlan
@@ -93,11 +99,14 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 		case err == nil && len(want) == 0:
 			return nil
 		case err == nil && replans == maxRefusedPlans:
-			return fmt.Errorf("client: getdata block: %d blocks not fetched: requests refused in %d plans of the download: %w",
+			return fmt.Errorf("client: getdata block: %d blocks not fetched: requests refused or cut off in %d plans of the download: %w",
 				len(want), replans+1, pool.Errors(refusals))
 		case err == nil:
+			// The plan goes on from p: its note and tally go to the
+			// operation's log (see planFetches), which a scan's spread
+			// note is made of.
 			replans++
-			prior, plans = p, newScanLog()
+			prior, plans = p, log
 			continue
 		}
 		if damaged == maxDamagedAsks || !c.fetchAgain(ctx, p, err) {
@@ -109,19 +118,20 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 }
 
 // maxRefusedPlans bounds how often one download plans blocks again after
-// requests were refused (see fetchWanted). Each plan leaves out the
-// peers that refused, so the bound is reached only when peers keep
-// refusing one after another.
+// requests were refused or cut off by their connection's end (see
+// fetchWanted). Each plan leaves out the peers that refused or hung up,
+// so the bound is reached only when peers keep doing so one after
+// another.
 const maxRefusedPlans = 4
 
 // withRefusals returns err, the failure of a download, naming the
-// requests the pool refused during it (refusals, see fetchWanted), if
-// any; errors.As finds each.
+// requests the pool refused or their connection's end cut off during it
+// (refusals, see fetchWanted), if any; errors.As finds each.
 func withRefusals(err error, refusals []error) error {
 	if len(refusals) == 0 {
 		return err
 	}
-	return fmt.Errorf("%w (after requests refused, their blocks planned again: %w)", err, pool.Errors(refusals))
+	return fmt.Errorf("%w (after requests refused or cut off, their blocks planned again: %w)", err, pool.Errors(refusals))
 }
 
 // fetchAgain takes in the failure err of a download planned as p, and
@@ -173,9 +183,11 @@ func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
 // against its header, and calls fn for each in height order. An error
 // from fn stops the download and is returned as is. A peer whose
 // request the pool refuses (its connection ended and its next dial is
-// not due: a *pool.NotDialledError) fails nothing: its blocks are asked
-// of the other peers holding them, within the spread, and the error, if
-// none is left, names each refusal.
+// not due: a *pool.NotDialledError), or whose connection ends while a
+// request is answered (a *peer.PeerError wrapping peer.ErrDisconnected),
+// fails nothing and is charged nothing: the blocks it did not deliver
+// are asked of the other peers holding them, within the spread, and the
+// error, if none is left, names each such peer and why.
 func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height int32, b *wire.MsgBlock) error) error {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()

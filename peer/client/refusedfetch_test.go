@@ -127,15 +127,7 @@ func TestRefusedRequestReplanned(t *testing.T) {
 			// them out.
 			liveAgain := func() {
 				t.Helper()
-				for _, addr := range liars {
-					m := clientMember(t, c, addr)
-					for len(c.pool.Keep([]*pool.Member{m})) == 0 || c.views.tip(m) < to {
-						if ctx.Err() != nil {
-							t.Fatalf("%s never live again: %+v", addr, c.pool.Status(m))
-						}
-						time.Sleep(20 * time.Millisecond)
-					}
-				}
+				waitServing(ctx, t, c, to, liars...)
 			}
 			fetch := func(from, to int32) error {
 				n := from
@@ -157,8 +149,9 @@ func TestRefusedRequestReplanned(t *testing.T) {
 			// Each round each liar hangs up after its first request. Its
 			// second is refused when the client sees the end before
 			// sending it; sent first (a race on the loopback), it fails
-			// with the connection, as any request in flight, which is not
-			// what is tested here: such a round is counted apart. Rounds
+			// with the connection, in flight, which is not what is tested
+			// here (TestInFlightEndReplanned is): such a round is counted
+			// apart. Rounds
 			// go on until wantRefused were refused by every liar (the
 			// backoff doubling each round), at most maxRounds.
 			const maxRounds, wantRefused = 6, 3

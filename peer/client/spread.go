@@ -52,6 +52,9 @@ type fetchPlan struct {
 	// seen are the watched scripts (indexes) of the blocks each peer is
 	// asked for.
 	seen map[*pool.Member]map[int]bool
+	// counted are the peers whose share the operation's log took in, in
+	// this plan or one it went on from.
+	counted map[*pool.Member]bool
 }
 
 // pick returns the member of ms that p should ask for a block holding
@@ -130,9 +133,10 @@ func (c *Client) scriptsAt(heights []int32, scripts [][]byte) map[int32][]int {
 // SpreadError is a fetch that cannot keep Config.FetchSpread: the peers
 // holding the blocks are too few for each to be asked for at most its
 // share. It is returned before any block is asked for, or, when a peer
-// refused its request during the download (a *pool.NotDialledError), by
-// the plan of the refused blocks over the other peers, whose share
-// counts the blocks they were asked for before.
+// refused its request during the download (a *pool.NotDialledError) or
+// hung up before its answer was whole (a *peer.PeerError wrapping
+// peer.ErrDisconnected), by the plan of its blocks not in over the other
+// peers, whose share counts the blocks they were asked for before.
 type SpreadError struct {
 	// Share is Config.FetchSpread; Cap the blocks it lets one peer be
 	// asked for, of Heights; Peers the peers that could serve them.
@@ -167,6 +171,8 @@ func checkFetchSpread(s float64) error {
 // plan they were refused in: each peer's blocks and scripts so far count,
 // and so does prior's cap, of the download's blocks, so that a peer below
 // its share takes them, and with an explicit share none goes over it.
+// Its note is on the download's plans so far, and the log counts the
+// blocks it adds.
 func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int, prior *fetchPlan, skip map[*pool.Member]bool) (*fetchPlan, error) {
 	p := &fetchPlan{order: slices.Clone(heights), to: make(map[int32]*pool.Member, len(heights)), load: map[*pool.Member]int{},
 		seen: map[*pool.Member]map[int]bool{}, total: len(heights)}
@@ -210,15 +216,33 @@ func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int,
 		}
 		p.assign(h, best, own[h])
 	}
-	plan := fetchTally{share: share}
+	// The note is on the download's plans so far (with prior, the loads
+	// went on from its); the log takes in what this plan adds: its
+	// blocks, and the share of each peer no earlier plan of the download
+	// counted.
+	var before map[*pool.Member]int
+	p.counted = map[*pool.Member]bool{}
+	if prior != nil {
+		before = prior.load
+		maps.Copy(p.counted, prior.counted)
+	}
+	plan, added := fetchTally{share: share}, fetchTally{share: share}
 	for m := range all {
+		limit := p.cap
+		if p.counted[m] {
+			limit = 0
+		}
+		added.count(m.Addr(), p.load[m]-before[m], limit)
+		p.counted[m] = true
+	}
+	for m := range p.counted {
 		plan.count(m.Addr(), p.load[m], p.cap)
 	}
 	if w := plan.note(); w != "" {
 		log.note(w)
 		log.fetches.notes = append(log.fetches.notes, w)
 	}
-	log.fetches.tally.add(&plan)
+	log.fetches.tally.add(&added)
 	return p, nil
 }
 
@@ -331,9 +355,10 @@ func (t *fetchTally) note() string {
 // first failure (a *pool.Failure, which cancels the other requests) those
 // that arrived. A request the pool refused (a *pool.NotDialledError: its
 // peer's connection ended and its next dial is not due, see
-// pool.Pool.RedialDue) is no failure: nothing was asked, the other
-// requests go on, and the peer is returned in refused, with why, for the
-// blocks not in to be planned again (see fetchWanted).
+// pool.Pool.RedialDue), or one whose connection ended before its answer
+// was whole (see replannable), is no failure: the other requests go on,
+// and the peer is returned in refused, with why, for the blocks not in
+// to be planned again (see fetchWanted).
 func (c *Client) fetchPlanned(ctx context.Context, p *fetchPlan) (_ map[int32]*wire.MsgBlock, refused map[*pool.Member]error, _ error) {
 	fetching, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -387,11 +412,12 @@ func (r *fetchRun) got(h int32, b *wire.MsgBlock) {
 }
 
 // failed takes in how m's requests ended: the first failure cancels the
-// others; a refusal (see fetchPlanned) is kept apart and cancels nothing.
+// others; a refusal or a connection's end in flight (see fetchPlanned and
+// replannable) is kept apart and cancels nothing.
 func (r *fetchRun) failed(m *pool.Member, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if nd := (*pool.NotDialledError)(nil); errors.As(err, &nd) && nd.Request {
+	if replannable(err) {
 		if r.refused == nil {
 			r.refused = map[*pool.Member]error{}
 		}
@@ -402,6 +428,32 @@ func (r *fetchRun) failed(m *pool.Member, err error) {
 		r.first = &pool.Failure{Member: m, Err: err}
 		r.cancel()
 	}
+}
+
+// replannable reports whether err, how a peer's block requests ended,
+// leaves their blocks not in to be planned over the other peers (see
+// fetchWanted) and charges the peer nothing: the pool refused a request
+// (a *pool.NotDialledError of a request that does not wait: its
+// connection ended, its next dial not due), or a request sent found its
+// connection ended before the answer was whole (peer.ErrDisconnected:
+// closed or reset by the node, a write that failed, or dropped after
+// another request over it failed, which that request's caller judges).
+// An end proves no lie: a node may hang up for its own reasons. An end
+// this client caused (peer.ErrAbandoned: after a failure cancelled the
+// other requests), a dial or handshake that failed (nothing was asked),
+// and an answer that ended the connection itself (a lie, a flood, a
+// damaged message: those wrap no peer.ErrDisconnected, but are checked
+// all the same) keep their own handling.
+func replannable(err error) bool {
+	if nd := (*pool.NotDialledError)(nil); errors.As(err, &nd) {
+		return nd.Request
+	}
+	var pe *peer.PeerError
+	if !errors.As(err, &pe) || pe.Op == peer.OpConnect || pe.Op == peer.OpHandshake {
+		return false
+	}
+	return errors.Is(err, peer.ErrDisconnected) && !errors.Is(err, peer.ErrAbandoned) && !errors.Is(err, peer.ErrDamaged) &&
+		!errors.Is(err, peer.ErrFlooding) && !isLie(err)
 }
 
 // fetchFrom asks m for the blocks at heights, in requests of
