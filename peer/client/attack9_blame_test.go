@@ -23,12 +23,7 @@ import (
 // request failed): the outcome (the download's error, the liar banned or
 // not) is to be the same, and the honest peer beside it never charged.
 func TestAttack9LieThenHangUp(t *testing.T) {
-	needFixture(t)
-	const from = behindHeight + 1
-	to := int32(from + 2*peer.MaxBlocksPerRequest - 1) // a request's worth each of 2
-	if to > fx.tip {
-		t.Fatalf("the fixture's chain ends at %d, below %d", fx.tip, to)
-	}
+	from, to := attack9Range(t, 2)
 	type outcome struct {
 		lie, withheld, banned bool
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/btcsuite/btcd/wire"
-	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/peertest"
 )
 
@@ -20,23 +19,9 @@ import (
 // nor banned, and the goroutines not to grow from round to round: the
 // re-plans after a hang-up hold nothing past the download.
 func TestAttack9HangUpsLeakNothing(t *testing.T) {
-	needFixture(t)
-	const from = behindHeight + 1
-	to := int32(from + 3*peer.MaxBlocksPerRequest - 1) // a request's worth each of 3
-	if to > fx.tip {
-		t.Fatalf("the fixture's chain ends at %d, below %d", fx.tip, to)
-	}
+	from, to := attack9Range(t, 3)
 	var ends atomic.Int32
-	hangUp := func() func(string, []byte) bool {
-		return func(cmd string, _ []byte) bool {
-			if cmd != wire.CmdBlock {
-				return false
-			}
-			ends.Add(1)
-			return true
-		}
-	}
-	liars := []string{relayFramesEach(t, fx.node.P2PAddr, 0, hangUp), relayFramesEach(t, fx.node.P2PAddr, 0, hangUp)}
+	liars := []string{hangUpOnFirstBlock(t, &ends), hangUpOnFirstBlock(t, &ends)}
 	honest := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
 	log := &linesLog{t: t, start: time.Now()}
 	c := connectWith(t, Config{Peers: append(liars[:2:2], honest.Addr), Params: fx.node.Params, Timeout: 10 * time.Second, Log: log})

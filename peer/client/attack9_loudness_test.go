@@ -23,18 +23,11 @@ import (
 // hang-up is named in the log. Whether the error returned names the
 // hang-up too is logged: FetchBlocks returns the failure's own error.
 func TestAttack9LieAfterHangUp(t *testing.T) {
-	needFixture(t)
-	const from = behindHeight + 1
-	to := int32(from + 3*peer.MaxBlocksPerRequest - 1) // a request's worth each of 3
-	if to > fx.tip {
-		t.Fatalf("the fixture's chain ends at %d, below %d", fx.tip, to)
-	}
+	from, to := attack9Range(t, 3)
 	const rounds = 3
 	named, ran := 0, 0
 	for round := range rounds {
-		quitter := relayFramesEach(t, fx.node.P2PAddr, 0, func() func(string, []byte) bool {
-			return func(cmd string, _ []byte) bool { return cmd == wire.CmdBlock }
-		})
+		quitter := hangUpOnFirstBlock(t, nil)
 		var blocks atomic.Int32
 		liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
 			if b, ok := m.(*wire.MsgBlock); ok && blocks.Add(1) == peer.MaxBlocksPerRequest+1 {

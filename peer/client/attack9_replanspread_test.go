@@ -29,11 +29,43 @@ func blocksAskedSince(r *peertest.Liar, n int) map[chainhash.Hash]int {
 	return out
 }
 
+// attack9Range returns the heights from..to after the peer behind,
+// a request's worth (peer.MaxBlocksPerRequest) for each of peers.
+func attack9Range(t *testing.T, peers int) (from, to int32) {
+	t.Helper()
+	needFixture(t)
+	from = behindHeight + 1
+	to = from + int32(peers*peer.MaxBlocksPerRequest) - 1
+	if to > fx.tip {
+		t.Fatalf("the fixture's chain ends at %d, below %d", fx.tip, to)
+	}
+	return from, to
+}
+
+// hangUpOnFirstBlock starts a relay to the fixture's node that hangs up
+// on every connection as soon as it passed on the node's first block,
+// the rest of the answer never coming, counting its hang-ups in ends (if
+// not nil). It returns the relay's address.
+func hangUpOnFirstBlock(t *testing.T, ends *atomic.Int32) string {
+	t.Helper()
+	return relayFramesEach(t, fx.node.P2PAddr, 0, func() func(string, []byte) bool {
+		return func(cmd string, _ []byte) bool {
+			if cmd != wire.CmdBlock {
+				return false
+			}
+			if ends != nil {
+				ends.Add(1)
+			}
+			return true
+		}
+	})
+}
+
 // TestAttack9ReplanKeepsScriptsApart: a scan's download of 48 blocks
 // over three peers, each of 24 watched scripts in two of the blocks (own
 // as the scan's filters say), the first peer hanging up mid-answer (its
-// request's first block passed on) on every connection. Its blocks not in are planned
-// again over the two others, both then at their share of 16: the plan is
+// request's first block passed on) on every connection. Its blocks not
+// in are planned again over the two others, both then at their share of 16: the plan is
 // still to give each script's blocks to different peers (the rule at the
 // top of spread.go), and to spread the blocks by the scripts, then the
 // loads, not all to whichever of them the pool lists first. The two
@@ -46,16 +78,11 @@ func blocksAskedSince(r *peertest.Liar, n int) map[chainhash.Hash]int {
 // it was asked for 31 blocks of a share of 16, and for both blocks of 7
 // to 10 scripts a round (38 in 5 rounds).
 func TestAttack9ReplanKeepsScriptsApart(t *testing.T) {
-	needFixture(t)
-	const from = behindHeight + 1
-	const n = 3 * peer.MaxBlocksPerRequest // a request's worth each of 3
-	to := int32(from + n - 1)
-	if to > fx.tip {
-		t.Fatalf("the fixture's chain ends at %d, below %d", fx.tip, to)
-	}
+	const n = 3 * peer.MaxBlocksPerRequest
+	from, to := attack9Range(t, 3)
 	var heights []int32
 	own := map[int32][]int{}
-	for h := int32(from); h <= to; h++ {
+	for h := from; h <= to; h++ {
 		heights = append(heights, h)
 		own[h] = []int{int(h-from) % (n / 2)}
 	}
@@ -70,17 +97,7 @@ func TestAttack9ReplanKeepsScriptsApart(t *testing.T) {
 			var ends atomic.Int32
 			first := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil).Addr
 			if tt.hangsUp {
-				// Its request's first block passed on, it hangs up: the
-				// rest of the answer never comes.
-				first = relayFramesEach(t, fx.node.P2PAddr, 0, func() func(string, []byte) bool {
-					return func(cmd string, _ []byte) bool {
-						if cmd != wire.CmdBlock {
-							return false
-						}
-						ends.Add(1)
-						return true
-					}
-				})
+				first = hangUpOnFirstBlock(t, &ends)
 			}
 			seen := []*peertest.Liar{
 				peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil),
@@ -121,7 +138,7 @@ func TestAttack9ReplanKeepsScriptsApart(t *testing.T) {
 					got := blocksAskedSince(r, before[i])
 					asked[i] = len(got)
 					for k := range n / 2 {
-						if got[c.chain.Hash(int32(from+k))] > 0 && got[c.chain.Hash(int32(from+k+n/2))] > 0 {
+						if got[c.chain.Hash(from+int32(k))] > 0 && got[c.chain.Hash(from+int32(k+n/2))] > 0 {
 							together++
 						}
 					}
