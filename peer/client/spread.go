@@ -63,7 +63,12 @@ func (p *fetchPlan) pick(ms []*pool.Member, own []int) *pool.Member {
 	var best *pool.Member
 	bestShared, ties := 0, 0
 	for _, m := range ms {
-		if p.load[m] >= p.cap && best != nil {
+		// A peer at its cap is left for one below it; among peers all at
+		// their caps (a plan going on from one whose peer refused or hung
+		// up, see planFetches), the scripts, loads and chance choose as
+		// below, not the order of ms.
+		over := p.load[m] >= p.cap
+		if over && best != nil && p.load[best] < p.cap {
 			continue
 		}
 		shared := 0
@@ -73,7 +78,7 @@ func (p *fetchPlan) pick(ms []*pool.Member, own []int) *pool.Member {
 			}
 		}
 		switch {
-		case best == nil, p.load[best] >= p.cap && p.load[m] < p.cap,
+		case best == nil, p.load[best] >= p.cap && !over,
 			shared < bestShared, shared == bestShared && p.load[m] < p.load[best]:
 			best, bestShared, ties = m, shared, 1
 		case shared == bestShared && p.load[m] == p.load[best]:
