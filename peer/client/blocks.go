@@ -49,27 +49,79 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 // pool still lists it among the live peers (see pool.Pool.Serving),
 // which it does not once its node's end is counted or while its next
 // dial is more than a first failure's backoff off.
+//
+// A request the pool refused (see fetchPlanned: its peer's connection
+// ended between the plan and the request, or after an earlier request
+// of the download, and its next dial is not due) fails nothing: once
+// the other requests are done, the refused blocks are planned again
+// over the peers that did not refuse, going on from the plan they were
+// refused in (see planFetches: with an explicit Config.FetchSpread, a
+// share that the peers left cannot keep fails with *SpreadError), at
+// most maxRefusedPlans times a download. The refusing peer is charged
+// nothing, and named in the operation's notes. When no peer is left
+// to plan on, or the plans ran out, the download fails with an error
+// naming each refusal (each a *pool.NotDialledError).
 func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int) error {
 	plans := log
-	for damaged := 0; ; {
-		p, err := c.planFetches(plans, want, own)
+	var prior *fetchPlan
+	var refusals []error
+	skip := map[*pool.Member]bool{}
+	for damaged, replans := 0, 0; ; {
+		p, err := c.planFetches(plans, want, own, prior, skip)
 		if err != nil {
-			return err
+			return withRefusals(err, refusals)
 		}
-		got, err := c.fetchPlanned(ctx, p)
+		got, refused, err := c.fetchPlanned(ctx, p)
 		for h, b := range got {
 			log.hold(c.chain.Hash(h), b)
 		}
-		if err == nil {
+		want = slices.DeleteFunc(want, func(h int32) bool { return got[h] != nil })
+		for m, rerr := range refused {
+			skip[m] = true
+			refusals = append(refusals, rerr)
+			n := 0
+			for _, h := range want {
+				if p.to[h] == m {
+					n++
+				}
+			}
+			w := fmt.Sprintf("%v: its %d blocks were asked of the other peers", rerr, n)
+			c.logf("%s", w)
+			log.note(w)
+		}
+		switch {
+		case err == nil && len(want) == 0:
 			return nil
+		case err == nil && replans == maxRefusedPlans:
+			return fmt.Errorf("client: getdata block: %d blocks not fetched: requests refused in %d plans of the download: %w",
+				len(want), replans+1, pool.Errors(refusals))
+		case err == nil:
+			replans++
+			prior, plans = p, newScanLog()
+			continue
 		}
 		if damaged == maxDamagedAsks || !c.fetchAgain(ctx, p, err) {
-			return err
+			return withRefusals(err, refusals)
 		}
 		damaged++
-		want = slices.DeleteFunc(want, func(h int32) bool { return got[h] != nil })
-		plans = newScanLog()
+		prior, plans = nil, newScanLog()
 	}
+}
+
+// maxRefusedPlans bounds how often one download plans blocks again after
+// requests were refused (see fetchWanted). Each plan leaves out the
+// peers that refused, so the bound is reached only when peers keep
+// refusing one after another.
+const maxRefusedPlans = 4
+
+// withRefusals returns err, the failure of a download, naming the
+// requests the pool refused during it (refusals, see fetchWanted), if
+// any; errors.As finds each.
+func withRefusals(err error, refusals []error) error {
+	if len(refusals) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (after requests refused, their blocks planned again: %w)", err, pool.Errors(refusals))
 }
 
 // fetchAgain takes in the failure err of a download planned as p, and
@@ -119,7 +171,11 @@ func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
 // peers that hold them as a scan's are (Config.FetchSpread, within each
 // window of as many blocks as the peers ask for at once), checks each
 // against its header, and calls fn for each in height order. An error
-// from fn stops the download and is returned as is.
+// from fn stops the download and is returned as is. A peer whose
+// request the pool refuses (its connection ended and its next dial is
+// not due: a *pool.NotDialledError) fails nothing: its blocks are asked
+// of the other peers holding them, within the spread, and the error, if
+// none is left, names each refusal.
 func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height int32, b *wire.MsgBlock) error) error {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()

@@ -42,7 +42,16 @@ func answerThenHangUp(t *testing.T, target, cmd string) (string, *atomic.Int32) 
 // connection. It returns the relay's address.
 func relayFrames(t *testing.T, target string, pass func(cmd string, body []byte) (hangUp bool)) string {
 	t.Helper()
+	return relayFramesEach(t, target, hangUpAfter, func() func(string, []byte) bool { return pass })
+}
+
+// relayFramesEach is relayFrames with a pass of each connection's own
+// (newPass, called as the connection comes), and the hang-up after
+// after, at once for 0.
+func relayFramesEach(t *testing.T, target string, after time.Duration, newPass func() func(cmd string, body []byte) (hangUp bool)) string {
+	t.Helper()
 	addr, _ := listenLoopback(t, func(g *gateConns, c net.Conn) {
+		pass := newPass()
 		u, err := net.Dial("tcp", target)
 		if err != nil {
 			c.Close()
@@ -66,8 +75,11 @@ func relayFrames(t *testing.T, target string, pass func(cmd string, body []byte)
 				if _, err := c.Write(append(hdr, body...)); err != nil {
 					return
 				}
-				if hangUp {
-					time.AfterFunc(hangUpAfter, func() { c.Close() })
+				switch {
+				case hangUp && after == 0:
+					return
+				case hangUp:
+					time.AfterFunc(after, func() { c.Close() })
 				}
 			}
 		}()

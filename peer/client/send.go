@@ -708,9 +708,7 @@ func (s *sending) ask(m *pool.Member) *answer {
 // such end in (see sendable) and names the member in its result's
 // LeftOut, where, picked from Serving, it was not given the transaction
 // without a word.
-func (c *Client) counted() []*pool.Member {
-	return slices.DeleteFunc(c.pool.Members(), func(m *pool.Member) bool { return !c.pool.Status(m).Live })
-}
+func (c *Client) counted() []*pool.Member { return c.pool.Live() }
 
 // sendable returns the members of ms a send may go to: their connection
 // open, or dialled again. A connection dropped by an abandoned request is

@@ -4,6 +4,7 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -42,8 +43,12 @@ const isolatedAtOnce = 4
 type fetchPlan struct {
 	order []int32 // every height, shuffled
 	to    map[int32]*pool.Member
+	// load is how many blocks each peer is asked for in the download
+	// (the plans it was re-planned from included), cap how many one may
+	// be, of total, the download's blocks.
 	load  map[*pool.Member]int
 	cap   int
+	total int
 	// seen are the watched scripts (indexes) of the blocks each peer is
 	// asked for.
 	seen map[*pool.Member]map[int]bool
@@ -124,7 +129,10 @@ func (c *Client) scriptsAt(heights []int32, scripts [][]byte) map[int32][]int {
 
 // SpreadError is a fetch that cannot keep Config.FetchSpread: the peers
 // holding the blocks are too few for each to be asked for at most its
-// share. It is returned before any block is asked for.
+// share. It is returned before any block is asked for, or, when a peer
+// refused its request during the download (a *pool.NotDialledError), by
+// the plan of the refused blocks over the other peers, whose share
+// counts the blocks they were asked for before.
 type SpreadError struct {
 	// Share is Config.FetchSpread; Cap the blocks it lets one peer be
 	// asked for, of Heights; Peers the peers that could serve them.
@@ -153,14 +161,27 @@ func checkFetchSpread(s float64) error {
 // with a note (fetchTally.note) when one peer was asked for everything or
 // some peer for more than its share. What each peer was asked for is
 // added to the operation's log (scanLog.fetches).
-func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int) (*fetchPlan, error) {
+//
+// The peers of skip are left out. A plan of blocks a download asked for
+// already, refused by a peer (see fetchWanted), goes on from prior, the
+// plan they were refused in: each peer's blocks and scripts so far count,
+// and so does prior's cap, of the download's blocks, so that a peer below
+// its share takes them, and with an explicit share none goes over it.
+func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int, prior *fetchPlan, skip map[*pool.Member]bool) (*fetchPlan, error) {
 	p := &fetchPlan{order: slices.Clone(heights), to: make(map[int32]*pool.Member, len(heights)), load: map[*pool.Member]int{},
-		seen: map[*pool.Member]map[int]bool{}}
+		seen: map[*pool.Member]map[int]bool{}, total: len(heights)}
+	if prior != nil {
+		p.total = prior.total
+		maps.Copy(p.load, prior.load)
+		for m, s := range prior.seen {
+			p.seen[m] = maps.Clone(s)
+		}
+	}
 	rand.Shuffle(len(p.order), func(i, j int) { p.order[i], p.order[j] = p.order[j], p.order[i] })
 	holders := map[int32][]*pool.Member{}
 	all := map[*pool.Member]bool{}
 	for _, h := range heights {
-		ms := c.reaching(wire.SFNodeWitness, h)
+		ms := slices.DeleteFunc(c.reaching(wire.SFNodeWitness, h), func(m *pool.Member) bool { return skip[m] })
 		if slow := c.pool.Slow(ms); len(slow) < len(ms) {
 			ms = slices.DeleteFunc(ms, func(m *pool.Member) bool { return slow[m] })
 		}
@@ -173,10 +194,13 @@ func (c *Client) planFetches(log *scanLog, heights []int32, own map[int32][]int)
 		}
 	}
 	share := c.cfg.FetchSpread
-	n, total := len(all), len(heights)
-	if share > 0 {
+	n, total := len(all), p.total
+	switch {
+	case prior != nil:
+		p.cap = prior.cap
+	case share > 0:
 		p.cap = int(math.Ceil(share * float64(total)))
-	} else {
+	default:
 		p.cap = (total + n - 1) / n
 	}
 	for _, h := range p.order {
@@ -305,8 +329,12 @@ func (t *fetchTally) note() string {
 // once, each in requests of peer.MaxBlocksPerRequest in the plan's
 // order, and returns the blocks by height: all of them, or with the
 // first failure (a *pool.Failure, which cancels the other requests) those
-// that arrived.
-func (c *Client) fetchPlanned(ctx context.Context, p *fetchPlan) (map[int32]*wire.MsgBlock, error) {
+// that arrived. A request the pool refused (a *pool.NotDialledError: its
+// peer's connection ended and its next dial is not due, see
+// pool.Pool.RedialDue) is no failure: nothing was asked, the other
+// requests go on, and the peer is returned in refused, with why, for the
+// blocks not in to be planned again (see fetchWanted).
+func (c *Client) fetchPlanned(ctx context.Context, p *fetchPlan) (_ map[int32]*wire.MsgBlock, refused map[*pool.Member]error, _ error) {
 	fetching, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r := &fetchRun{out: make(map[int32]*wire.MsgBlock, len(p.order)), cancel: cancel}
@@ -337,17 +365,18 @@ func (c *Client) fetchPlanned(ctx context.Context, p *fetchPlan) (map[int32]*wir
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return r.out, err
+		return r.out, r.refused, err
 	}
-	return r.out, r.first
+	return r.out, r.refused, r.first
 }
 
 // fetchRun is what the requests of one fetchPlanned share.
 type fetchRun struct {
-	mu     sync.Mutex
-	out    map[int32]*wire.MsgBlock
-	first  error // the first failure, a *pool.Failure
-	cancel context.CancelFunc
+	mu      sync.Mutex
+	out     map[int32]*wire.MsgBlock
+	first   error // the first failure, a *pool.Failure
+	refused map[*pool.Member]error
+	cancel  context.CancelFunc
 }
 
 // got keeps the block at height h.
@@ -358,10 +387,17 @@ func (r *fetchRun) got(h int32, b *wire.MsgBlock) {
 }
 
 // failed takes in how m's requests ended: the first failure cancels the
-// others.
+// others; a refusal (see fetchPlanned) is kept apart and cancels nothing.
 func (r *fetchRun) failed(m *pool.Member, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if nd := (*pool.NotDialledError)(nil); errors.As(err, &nd) && nd.Request {
+		if r.refused == nil {
+			r.refused = map[*pool.Member]error{}
+		}
+		r.refused[m] = err
+		return
+	}
 	if err != nil && r.first == nil {
 		r.first = &pool.Failure{Member: m, Err: err}
 		r.cancel()

@@ -56,13 +56,15 @@ func (c *Client) filterHeadersFed(ctx context.Context, log *scanLog, ms []*pool.
 		}
 	}
 	v.all = slices.Clone(v.ms)
-	// A peer not ready (see ready) is left out of this verification. One
-	// whose connection this client dropped is among ms only while its
-	// next dial is due soon (see pool.Pool.Serving), and ready dials it
-	// again; but one whose node ended its connection counts as live
-	// until that end is counted, which ready does: if its backoff is
-	// then long it is refused, and asked here it would fail the
-	// verification's requests, and the scan's retries picked it again.
+	// A peer not ready (see ready) is left out of this verification. ms
+	// is read from pool.Pool.Serving just before, which no longer lists
+	// a peer whose ended connection ready would refuse for its backoff
+	// (the end counted or not); but ready still fails for what Serving
+	// cannot tell: a connection due to be dialled again whose dial
+	// fails (its node gone), one a flood ended (listed for the request
+	// that finds it to ban it), or one that ended since ms was read.
+	// Asked here, each would fail the verification's requests, and the
+	// scan's retries picked it again.
 	v.ms = slices.DeleteFunc(v.ms, func(m *pool.Member) bool {
 		err := c.ready(ctx, m)
 		if err != nil {

@@ -31,22 +31,7 @@ func TestServingListsNoNodeEndRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			addr, dials := hangUpRelay(t, node.P2PAddr, time.Second)
-			p, _, err := New(Config{Params: node.Params, Peers: []string{addr}, ConnectOnly: true, Timeout: 5 * time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer p.Close()
-			p.Connect(context.Background())
-			m := p.Members()[0]
-			c := p.Conn(m)
-			if c == nil {
-				t.Fatal("not connected")
-			}
-			p.mu.Lock()
-			m.failures = tt.before
-			p.mu.Unlock()
-			<-c.Done() // the node's end, not counted yet
+			p, m, dials := hungUpMember(t, node, tt.before, true)
 			listed := slices.Contains(p.Serving(0), m)
 			kept := len(p.Keep([]*Member{m})) == 1
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)

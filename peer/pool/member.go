@@ -129,7 +129,21 @@ type Status struct {
 	// Connected: it has a connection (possibly ended, until the pool
 	// notices).
 	Connected bool
-	// Live: connected, neither banned nor dropped: requests go to it.
+	// Live: connected, neither banned nor dropped: the pool has not
+	// given up on it. It reads true for some members Pool.Serving leaves
+	// out, on purpose: those whose connection has ended, the end not yet
+	// counted (by Run, a drop, or a request dialling it again, see
+	// Pool.RedialDue), and whose next dial is more than a first
+	// failure's backoff off: for an end the node caused, the dial that
+	// counting the end sets; for one this side caused (an abandoned
+	// request), a sit-out set meanwhile. Live says what the pool holds
+	// (nothing decided against the member), Serving what a request
+	// planned now would find (a refusal, until the dial is due): a caller
+	// that accounts for every member not given up on (a send names those
+	// it leaves out) takes Pool.Live, one that plans requests Serving.
+	// Once the end is counted, Live reads false too. A connection open,
+	// or ended by a flood (listed, for the request that finds it to ban
+	// the member), the two agree, Serving's services aside.
 	Live bool
 	// Banned: refused, with a proof or by hand (Reason says which).
 	Banned bool

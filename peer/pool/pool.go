@@ -154,11 +154,27 @@ func (p *Pool) Members() []*Member {
 	return slices.Clone(p.members)
 }
 
+// Live lists the members Status counts live (connected, neither banned
+// nor dropped), read under one hold of the pool's lock: also those
+// Serving leaves out (see Status.Live for why the two differ).
+func (p *Pool) Live() []*Member {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []*Member
+	for _, m := range p.members {
+		if m.isLive() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // Serving lists the live members (connected, neither banned nor
 // dropped) that advertise every service of s: every live member for 0.
 // A member whose connection ended, Run not having noticed yet, is listed
 // only if its next dial is due soon (see Member.serves): a request finds
-// it dialled again, not refused.
+// it dialled again, not refused. It is the list to plan requests on;
+// Live, a superset, the members the pool has not given up on.
 func (p *Pool) Serving(s wire.ServiceFlag) []*Member {
 	p.mu.Lock()
 	defer p.mu.Unlock()
