@@ -37,7 +37,9 @@
 // On the spread chain nothing is given 0.95 or more, so that target is
 // not measured there; the bins said are below what was right (the
 // groups' [0, 0.5) far below). On the together chain the groups given
-// P >= 0.95 are measurably below 95% right, and the test fails: each
+// P >= 0.95 are measurably below 95% right, a target not met that the
+// test states with its figures (statedShortfalls; a shortfall not stated
+// fails the test, and so does a stated one that is met): each
 // wrong one is another wallet's payment (its receive address, its change
 // and its payee) riding in blocks the session fetched for its own
 // wallet, although every session is warned that the capture's wallets
