@@ -25,23 +25,31 @@
 // round's payments in one block, so that the wallets' blocks are mostly
 // the same blocks. Measured (said / fraction right [Wilson interval] n):
 //
-//	spread, scripts: [0, 0.5) 0.055 / 0.153 [0.131, 0.177] n=936;
-//	  [0.8, 0.95) 0.912 / 0.981 [0.899, 0.997] n=52; none at P >= 0.95
-//	spread, groups:  [0, 0.5) 0.001 / 0.212 [0.169, 0.262] n=297;
-//	  [0.8, 0.95) 0.918 / 0.981 [0.901, 0.997] n=53; none at P >= 0.95
-//	together, scripts: [0.5, 0.8) 0.625 / 0.467 [0.248, 0.699] n=15;
-//	  [0.8, 0.95) 0.866 / 0.333 [0.061, 0.792] n=3; none at P >= 0.95
-//	together, groups: [0.8, 0.95) 0.940 / 0.643 [0.388, 0.837] n=14;
-//	  P >= 0.95: 10 of 16 right (0.625) [0.386, 0.815]
+//	spread, scripts: [0, 0.5) 0.055 / 0.156 [0.135, 0.181] n=940;
+//	  [0.8, 0.95) 0.912 / 1.000 [0.924, 1.000] n=47; none at P >= 0.95
+//	spread, groups:  [0, 0.5) 0.006 / 0.220 [0.177, 0.270] n=300;
+//	  [0.5, 0.8) 0.502, the one wrong; [0.8, 0.95) 0.917 / 1.000
+//	  [0.927, 1.000] n=49; none at P >= 0.95
+//	together, scripts: [0.5, 0.8) 0.644 / 1.000 [0.439, 1.000] n=3;
+//	  [0.8, 0.95) 0.940, the one right; none at P >= 0.95
+//	together, groups: [0, 0.5) 0.072 / 0.243 [0.205, 0.284] n=449;
+//	  [0.5, 0.8) 0.536 / 0.400 [0.118, 0.769] n=5; [0.8, 0.95) 0.940 /
+//	  1.000 [0.439, 1.000] n=3; P >= 0.95: 1 of 1 right
 //
-// On the spread chain nothing is given 0.95 or more, so that target is
-// not measured there; the bins said are below what was right (the
-// groups' [0, 0.5) far below). On the together chain the groups given
-// P >= 0.95 are measurably below 95% right, a target not met that the
-// test states with its figures (statedShortfalls; a shortfall not stated
-// fails the test, and so does a stated one that is met): each
-// wrong one is another wallet's payment (its receive address, its change
-// and its payee) riding in blocks the session fetched for its own
-// wallet, although every session is warned that the capture's wallets
-// look like they pay each other.
+// On the together chain the sessions of the wallets fetch mostly the
+// same blocks, and each session's downloads explain the other wallets'
+// payments in them (their receive addresses, change and payees) as well
+// as its own: before package leak's coFetched gave each such claim its
+// share of the claims the sessions of other addresses make on it, the
+// groups given P >= 0.95 were 10 of 16 right [0.386, 0.815], those given
+// [0.8, 0.95) 0.940 said, 9 of 14 right, and scripts [0.8, 0.95) 0.866
+// said, 1 of 3 right; every wrong one another wallet's payment. The
+// shares are honest but cost the right claims too: of the 19 right
+// groups given 0.8 or more there, 4 still are, and the right groups
+// given 0.5 to 0.8 are 2, so that about 13 are now below 0.5 beside the
+// other wallets' claims on them (the groups [0, 0.5) are
+// under-confident on both chains, as before). On the spread chain
+// nothing is given 0.95 or more, so that target is not measured there.
+// The test fails on a shortfall of these targets unless it is stated,
+// and on a stated one that is met (statedShortfalls, none now).
 package walletcapture
