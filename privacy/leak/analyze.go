@@ -439,6 +439,7 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	if !opt.Collude && opt.Own == nil {
 		sharedPaying(reports[:len(views)], shared)
 		capWarned(reports[:len(views)], paying)
+		coFetched(reports[:len(views)])
 	}
 	return reports, nil
 }

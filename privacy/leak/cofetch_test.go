@@ -1,0 +1,72 @@
+package leak
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/spvfilter/spvfilter/privacy/universe"
+)
+
+// unitPOf is the probability r gives the unit of candidate c (-1: not
+// listed).
+func unitPOf(r *Report, c string) float64 {
+	for k := range r.Matched {
+		if r.Matched[k].Candidate == c {
+			return r.unitP(r.unitOf(k))
+		}
+	}
+	return -1
+}
+
+// TestCoFetched: w (10, 20, 30, 40) is fetched by both sessions, x (100,
+// 120, 140) by the first only. Where the sessions come from two
+// addresses and fetch for different scripts (the second scanned x's
+// blocks and left them), the two claims on w are exclusive: each is
+// divided by their sum, so that they add up to 1, and x, whose blocks
+// only the first fetched, keeps its probability. Sessions that fetch the
+// same blocks (one wallet's, from two addresses) or come from one
+// address are left alone.
+func TestCoFetched(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "x", Heights: []int32{100, 120, 140}, Txs: oneTx(2, 2, 2)},
+	}
+	both, wOnly := []int{10, 20, 30, 40, 100, 120, 140}, []int{10, 20, 30, 40, 77}
+	for _, c := range []struct {
+		name           string
+		a, b           string
+		aFetch, bFetch []int
+		divided        bool
+	}{
+		{"two addresses, different scripts", "127.0.0.1:1000", "127.0.0.2:1000", both, wOnly, true},
+		{"two addresses, one wallet's blocks", "127.0.0.1:1000", "127.0.0.2:1000", both, both, false},
+		{"one address, different scripts", "127.0.0.1:1000", "127.0.0.1:2000", both, wOnly, false},
+	} {
+		a, b := scanReport(c.a, c.aFetch, entries), scanReport(c.b, c.bFetch, entries)
+		aw, bw, ax := unitPOf(a, "w"), unitPOf(b, "w"), unitPOf(a, "x")
+		if aw+bw <= 1 || ax < 0.5 {
+			t.Fatalf("%s: w given %g and %g, x %g: want claims on w that add up to more than 1 and x claimed", c.name, aw, bw, ax)
+		}
+		coFetched([]*Report{a, b})
+		gotA, gotB, gotX := unitPOf(a, "w"), unitPOf(b, "w"), unitPOf(a, "x")
+		if gotX != ax {
+			t.Errorf("%s: x went from %g to %g, want it kept", c.name, ax, gotX)
+		}
+		warned := strings.Contains(strings.Join(a.Warnings, "\n"), "(co-fetched)")
+		if !c.divided {
+			if gotA != aw || gotB != bw || warned {
+				t.Errorf("%s: w went from %g and %g to %g and %g (warned %v), want both kept", c.name, aw, bw, gotA, gotB, warned)
+			}
+			continue
+		}
+		sum := aw + bw
+		if d := gotA - aw/sum; d > 1e-12 || d < -1e-12 || gotB-bw/sum > 1e-12 || gotB-bw/sum < -1e-12 || !warned {
+			t.Errorf("%s: w went from %g and %g to %g and %g (warned %v), want %g and %g", c.name, aw, bw, gotA, gotB, warned, aw/sum, bw/sum)
+		}
+		for _, m := range a.Matched {
+			if m.Candidate == "w" && (m.ProbabilityLow > m.Probability || m.ProbabilityHigh < m.Probability) {
+				t.Errorf("%s: w's interval [%g, %g] leaves its probability %g", c.name, m.ProbabilityLow, m.ProbabilityHigh, m.Probability)
+			}
+		}
+	}
+}
