@@ -70,3 +70,26 @@ func TestCoFetched(t *testing.T) {
 		}
 	}
 }
+
+// TestCoFetchedBoundSaid: a capture whose comparisons the bound stops is
+// warned that its claims may still count other clients' scripts, and
+// a bound it stays within warns nothing of it.
+func TestCoFetchedBoundSaid(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "x", Heights: []int32{100, 120, 140}, Txs: oneTx(2, 2, 2)},
+	}
+	for _, c := range []struct {
+		bound int
+		said  bool
+	}{{0, true}, {maxCoFetchWork, false}} {
+		a := scanReport("127.0.0.1:1000", []int{10, 20, 30, 40, 100, 120, 140}, entries)
+		b := scanReport("127.0.0.2:1000", []int{10, 20, 30, 40, 77}, entries)
+		coFetchedWithin([]*Report{a, b}, c.bound)
+		for _, r := range []*Report{a, b} {
+			if said := strings.Contains(strings.Join(r.Warnings, "\n"), "too many to compare"); said != c.said {
+				t.Errorf("bound %d: %s warned of the bound %v, want %v (warnings %q)", c.bound, r.Client, said, c.said, r.Warnings)
+			}
+		}
+	}
+}
