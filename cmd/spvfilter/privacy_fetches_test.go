@@ -271,6 +271,11 @@ func TestPrivacyFetchesGroupsAndIntersect(t *testing.T) {
 // its warnings among those said once, and its warnings hold, whole, only
 // those no other session gives. Before, every session's report repeated
 // each shared warning whole.
+// maxWarningKinds bounds the warnings TestPrivacyFetchesWarningsFolded's
+// capture may say once folded: one a kind its sessions give (nine: the
+// last, co-fetched claims, given by 2 of its 16 sessions).
+const maxWarningKinds = 9
+
 func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sim")
 	runOK(t, "privacy", "simulate", "--seed", "3", "--wallets", "0", "--noise", "0", "--degenerate", "0",
@@ -315,7 +320,7 @@ func TestPrivacyFetchesWarningsFolded(t *testing.T) {
 	if whole >= own {
 		t.Errorf("the sessions' reports hold %d warnings whole of their %d: none folded", whole, own)
 	}
-	if len(out.Clients) < 8 || own <= len(out.Warnings) || len(out.Warnings) > 8 || stderr != "" ||
+	if len(out.Clients) < 8 || own <= len(out.Warnings) || len(out.Warnings) > maxWarningKinds || stderr != "" ||
 		len(out.WarningSessions) != len(out.Warnings) {
 		t.Fatalf("%d sessions with %d warnings of their own, %d warnings said (%d session lists), stderr %q",
 			len(out.Clients), own, len(out.Warnings), len(out.WarningSessions), stderr)
