@@ -11,8 +11,9 @@ import (
 // ErrBadSweep reports a malformed sweep specification.
 var ErrBadSweep = errors.New("privacy: bad sweep")
 
-// maxSweepPoints bounds the number of values one sweep may expand to.
-const maxSweepPoints = 10000
+// MaxSweepPoints is the most values one sweep may expand to: ParseSweep
+// refuses a sweep that gives more.
+const MaxSweepPoints = 10000
 
 // Sweep varies one model parameter over a list of values.
 type Sweep struct {
@@ -57,8 +58,8 @@ func ParseSweep(spec string) (Sweep, error) {
 			return Sweep{}, fmt.Errorf("%w: %s: %q: %w", ErrBadSweep, name, item, err)
 		}
 		s.Values = append(s.Values, vals...)
-		if len(s.Values) > maxSweepPoints {
-			return Sweep{}, fmt.Errorf("%w: %s: more than %d values", ErrBadSweep, name, maxSweepPoints)
+		if len(s.Values) > MaxSweepPoints {
+			return Sweep{}, fmt.Errorf("%w: %s: more than %d values", ErrBadSweep, name, MaxSweepPoints)
 		}
 	}
 	for _, v := range s.Values {
@@ -125,8 +126,8 @@ func parseSweepItem(item string) ([]float64, error) {
 		// 0.1 + 2·0.1 is 0.30000000000000004 in binary: the value the
 		// user's decimal steps name is kept, to 15 significant digits.
 		v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 15, 64), 64)
-		if len(out) >= maxSweepPoints {
-			return nil, fmt.Errorf("more than %d values", maxSweepPoints)
+		if len(out) >= MaxSweepPoints {
+			return nil, fmt.Errorf("more than %d values", MaxSweepPoints)
 		}
 		out = append(out, v)
 	}

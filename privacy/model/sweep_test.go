@@ -91,3 +91,29 @@ func TestParseSweepErrorsSayWhatIsWanted(t *testing.T) {
 		}
 	}
 }
+
+// TestParseSweepLimit: a sweep of MaxSweepPoints values is taken, one of
+// a value more refused with ErrBadSweep, whether one range or several
+// items give them.
+func TestParseSweepLimit(t *testing.T) {
+	n := MaxSweepPoints
+	for _, tt := range []struct {
+		spec string
+		want int // values taken; 0: refused
+	}{
+		{fmt.Sprintf("addresses=1..%d", n), n},
+		{fmt.Sprintf("addresses=1..%d", n+1), 0},
+		{fmt.Sprintf("filters=1..%d,%d", n-1, n+5), n},
+		{fmt.Sprintf("filters=1..%d,%d,%d", n-1, n+5, n+6), 0},
+		{fmt.Sprintf("addresses=2..%d:2", 2*n), n},
+		{fmt.Sprintf("addresses=2..%d:2", 2*n+2), 0},
+	} {
+		s, err := ParseSweep(tt.spec)
+		switch {
+		case tt.want == 0 && !errors.Is(err, ErrBadSweep):
+			t.Errorf("%s: %d values, %v; want it refused", tt.spec, len(s.Values), err)
+		case tt.want > 0 && (err != nil || len(s.Values) != tt.want):
+			t.Errorf("%s: %d values, %v; want %d", tt.spec, len(s.Values), err, tt.want)
+		}
+	}
+}
