@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 )
@@ -140,20 +141,38 @@ const sweepItemForms = "each comma-separated item a number, START..END, START..E
 // errEmptyValue is an empty item in a sweep's list.
 var errEmptyValue = errors.New("empty value")
 
-// numberError is a sweep's value that is not a finite number; it wraps
-// strconv's error where there is one.
+// numberError is a sweep's value that is not a finite number a float64
+// holds; it wraps strconv's error where there is one. why, if set, says
+// what is wrong with a number (else it is none).
 type numberError struct {
 	text string
 	err  error
+	why  string
 }
 
-func (e *numberError) Error() string { return fmt.Sprintf("%q is not a number", e.text) }
+func (e *numberError) Error() string {
+	if e.why != "" {
+		return fmt.Sprintf("%q %s", e.text, e.why)
+	}
+	return fmt.Sprintf("%q is not a number", e.text)
+}
 func (e *numberError) Unwrap() error { return e.err }
 
+// parseNumber reads one value of a sweep: a finite number, and one a
+// float64 holds (not one so large it reads as infinite, nor one so near
+// 0 it reads as 0: refused saying so, the value given quoted).
 func parseNumber(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, &numberError{s, err}
+	switch {
+	case errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0):
+		return 0, &numberError{s, err, "is beyond the largest number a float can hold (about 1.8e308)"}
+	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, &numberError{s, err, ""}
+	case v == 0:
+		// The exponent of a big.Float reaches far below a float64's.
+		if b, _, berr := big.ParseFloat(strings.TrimSpace(s), 0, 64, big.ToNearestEven); berr == nil && b.Sign() != 0 {
+			return 0, &numberError{s, nil, "is below the smallest number above 0 a float can hold (about 5e-324): it would be read as 0"}
+		}
 	}
 	return v, nil
 }

@@ -79,7 +79,10 @@ func TestParseSweepErrorsSayWhatIsWanted(t *testing.T) {
 	}{
 		{"addresses=x", true, `addresses: "x": "x" is not a number; want each comma-separated item a number, START..END`},
 		{"addresses=1..5:xq", true, `"q" is not a number; want`},
-		{"fprate=1e400", true, `"1e400" is not a number; want`},
+		{"fprate=1e400", true, `fprate: "1e400": "1e400" is beyond the largest number a float can hold (about 1.8e308); want`},
+		{"fprate=1e-400", false, `fprate: "1e-400": "1e-400" is below the smallest number above 0 a float can hold (about 5e-324): it would be read as 0; want`},
+		{"fprate=1e-9..1e-400:x10", false, `"1e-400" is below the smallest number above 0 a float can hold`},
+		{"fprate=0e-999", false, `fprate 0 not in (0,1)`},
 		{"fprate=NaN", false, `"NaN" is not a number; want`},
 		{"addresses=1,,2", false, `addresses: "": empty value; want each comma-separated item`},
 		{"addresses", false, `"addresses" is not VAR=VALUES (VAR one of addresses, fprate, filters, universe-size)`},
