@@ -37,6 +37,12 @@ type floatRangeValue struct{ r *simulate.FloatRange }
 func (v floatRangeValue) String() string { return v.r.String() }
 func (v floatRangeValue) Type() string   { return "range" }
 func (v floatRangeValue) Set(s string) error {
+	lo, hi, _ := strings.Cut(s, "..")
+	for _, end := range []string{lo, hi} {
+		if err := floatHolds(strings.TrimSpace(end)); err != nil {
+			return err // named as the end of the range given
+		}
+	}
 	r, err := simulate.ParseFloatRange(s)
 	if err != nil {
 		return &restated{"want X or MIN..MAX with 0 < MIN <= MAX, such as 0.001 or 1e-5..1e-2", err}

@@ -10,12 +10,6 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
-// sweepLimit is the most values privacy/model takes in one --sweep (its
-// maxSweepPoints, which it does not export): a longer sweep is refused
-// with a step that fits. TestSweepTooLong holds the two equal by what
-// the model takes and refuses.
-const sweepLimit = 10000
-
 // sweepItem is one item of a --sweep list, as model.ParseSweep reads it:
 // a number, or a range with an additive or geometric step (1 when none
 // is given).
@@ -93,9 +87,9 @@ func niceSteps(least float64, n int) []float64 {
 }
 
 // tooLongSweep says, for a --sweep spec ParseSweep refused, whether it
-// was refused for giving more than sweepLimit values, and then refuses it
-// naming --sweep, the range that gives the most, and a step for it with
-// which the sweep fits (checked with ParseSweep). It returns nil for a
+// was refused for giving more than model.MaxSweepPoints values, and then
+// refuses it naming --sweep, the range that gives the most, and a step
+// for it with which the sweep fits (checked with ParseSweep). It returns nil for a
 // spec refused for another reason, or when no step is found.
 func tooLongSweep(spec string) error {
 	name, list, ok := strings.Cut(spec, "=")
@@ -116,13 +110,13 @@ func tooLongSweep(spec string) error {
 			widest = i
 		}
 	}
-	if total <= sweepLimit || widest < 0 {
+	if total <= model.MaxSweepPoints || widest < 0 {
 		return nil
 	}
 	it := parsed[widest]
-	budget := sweepLimit - (total - it.count())
+	budget := model.MaxSweepPoints - (total - it.count())
 	if budget < 2 {
-		return badInput("--sweep %q: it gives %.0f values, more than the %d a sweep takes: give fewer values", spec, total, sweepLimit)
+		return badInput("--sweep %q: it gives %.0f values, more than the %d a sweep takes: give fewer values", spec, total, model.MaxSweepPoints)
 	}
 	whole := name == "addresses" || name == "filters" || name == "universe-size" || name == "universe"
 	var candidates []float64
@@ -151,7 +145,7 @@ func tooLongSweep(spec string) error {
 			what = fmt.Sprintf("it gives %.0f values, %.0f of them from the range %s", total, it.count(), strings.TrimSpace(items[widest]))
 		}
 		return badInput("--sweep %q: %s, more than the %d a sweep takes: give the range a longer step, as %s (%d values in all)",
-			spec, what, sweepLimit, it.withStep(inc), len(s.Values))
+			spec, what, model.MaxSweepPoints, it.withStep(inc), len(s.Values))
 	}
 	return nil
 }

@@ -340,10 +340,9 @@ func (p *Pool) redial(ctx context.Context, m *Member) {
 	m.dialing = false
 	if err != nil {
 		m.dialFailed(time.Now())
-		m.reason = "unreachable: " + err.Error()
-		if m.err == nil {
-			m.err = err
-		}
+		// The error kept is the one the reason gives: the latest
+		// dial's, not an earlier failure's (see Status.Err).
+		m.reason, m.err = "unreachable: "+err.Error(), err
 		return
 	}
 	if m.banned || m.removed || m.isLive() || m.leftOutSince(due) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"strconv"
 	"strings"
 )
@@ -11,8 +12,9 @@ import (
 // ErrBadSweep reports a malformed sweep specification.
 var ErrBadSweep = errors.New("privacy: bad sweep")
 
-// maxSweepPoints bounds the number of values one sweep may expand to.
-const maxSweepPoints = 10000
+// MaxSweepPoints is the most values one sweep may expand to: ParseSweep
+// refuses a sweep that gives more.
+const MaxSweepPoints = 10000
 
 // Sweep varies one model parameter over a list of values.
 type Sweep struct {
@@ -57,8 +59,8 @@ func ParseSweep(spec string) (Sweep, error) {
 			return Sweep{}, fmt.Errorf("%w: %s: %q: %w", ErrBadSweep, name, item, err)
 		}
 		s.Values = append(s.Values, vals...)
-		if len(s.Values) > maxSweepPoints {
-			return Sweep{}, fmt.Errorf("%w: %s: more than %d values", ErrBadSweep, name, maxSweepPoints)
+		if len(s.Values) > MaxSweepPoints {
+			return Sweep{}, fmt.Errorf("%w: %s: more than %d values", ErrBadSweep, name, MaxSweepPoints)
 		}
 	}
 	for _, v := range s.Values {
@@ -125,8 +127,8 @@ func parseSweepItem(item string) ([]float64, error) {
 		// 0.1 + 2·0.1 is 0.30000000000000004 in binary: the value the
 		// user's decimal steps name is kept, to 15 significant digits.
 		v, _ = strconv.ParseFloat(strconv.FormatFloat(v, 'g', 15, 64), 64)
-		if len(out) >= maxSweepPoints {
-			return nil, fmt.Errorf("more than %d values", maxSweepPoints)
+		if len(out) >= MaxSweepPoints {
+			return nil, fmt.Errorf("more than %d values", MaxSweepPoints)
 		}
 		out = append(out, v)
 	}
@@ -139,20 +141,38 @@ const sweepItemForms = "each comma-separated item a number, START..END, START..E
 // errEmptyValue is an empty item in a sweep's list.
 var errEmptyValue = errors.New("empty value")
 
-// numberError is a sweep's value that is not a finite number; it wraps
-// strconv's error where there is one.
+// numberError is a sweep's value that is not a finite number a float64
+// holds; it wraps strconv's error where there is one. why, if set, says
+// what is wrong with a number (else it is none).
 type numberError struct {
 	text string
 	err  error
+	why  string
 }
 
-func (e *numberError) Error() string { return fmt.Sprintf("%q is not a number", e.text) }
+func (e *numberError) Error() string {
+	if e.why != "" {
+		return fmt.Sprintf("%q %s", e.text, e.why)
+	}
+	return fmt.Sprintf("%q is not a number", e.text)
+}
 func (e *numberError) Unwrap() error { return e.err }
 
+// parseNumber reads one value of a sweep: a finite number, and one a
+// float64 holds (not one so large it reads as infinite, nor one so near
+// 0 it reads as 0: refused saying so, the value given quoted).
 func parseNumber(s string) (float64, error) {
 	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, &numberError{s, err}
+	switch {
+	case errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0):
+		return 0, &numberError{s, err, "is beyond the largest number a float can hold (about 1.8e308)"}
+	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
+		return 0, &numberError{s, err, ""}
+	case v == 0:
+		// The exponent of a big.Float reaches far below a float64's.
+		if b, _, berr := big.ParseFloat(strings.TrimSpace(s), 0, 64, big.ToNearestEven); berr == nil && b.Sign() != 0 {
+			return 0, &numberError{s, nil, "is below the smallest number above 0 a float can hold (about 5e-324): it would be read as 0"}
+		}
 	}
 	return v, nil
 }

@@ -79,7 +79,10 @@ func TestParseSweepErrorsSayWhatIsWanted(t *testing.T) {
 	}{
 		{"addresses=x", true, `addresses: "x": "x" is not a number; want each comma-separated item a number, START..END`},
 		{"addresses=1..5:xq", true, `"q" is not a number; want`},
-		{"fprate=1e400", true, `"1e400" is not a number; want`},
+		{"fprate=1e400", true, `fprate: "1e400": "1e400" is beyond the largest number a float can hold (about 1.8e308); want`},
+		{"fprate=1e-400", false, `fprate: "1e-400": "1e-400" is below the smallest number above 0 a float can hold (about 5e-324): it would be read as 0; want`},
+		{"fprate=1e-9..1e-400:x10", false, `"1e-400" is below the smallest number above 0 a float can hold`},
+		{"fprate=0e-999", false, `fprate 0 not in (0,1)`},
 		{"fprate=NaN", false, `"NaN" is not a number; want`},
 		{"addresses=1,,2", false, `addresses: "": empty value; want each comma-separated item`},
 		{"addresses", false, `"addresses" is not VAR=VALUES (VAR one of addresses, fprate, filters, universe-size)`},
@@ -88,6 +91,32 @@ func TestParseSweepErrorsSayWhatIsWanted(t *testing.T) {
 		var ne *strconv.NumError
 		if !errors.Is(err, ErrBadSweep) || errors.As(err, &ne) != tc.numErr || !strings.Contains(fmt.Sprint(err), tc.message) {
 			t.Errorf("%q: %v (wraps a *strconv.NumError: %v), want %q (wrapping one: %v)", tc.spec, err, errors.As(err, &ne), tc.message, tc.numErr)
+		}
+	}
+}
+
+// TestParseSweepLimit: a sweep of MaxSweepPoints values is taken, one of
+// a value more refused with ErrBadSweep, whether one range or several
+// items give them.
+func TestParseSweepLimit(t *testing.T) {
+	n := MaxSweepPoints
+	for _, tt := range []struct {
+		spec string
+		want int // values taken; 0: refused
+	}{
+		{fmt.Sprintf("addresses=1..%d", n), n},
+		{fmt.Sprintf("addresses=1..%d", n+1), 0},
+		{fmt.Sprintf("filters=1..%d,%d", n-1, n+5), n},
+		{fmt.Sprintf("filters=1..%d,%d,%d", n-1, n+5, n+6), 0},
+		{fmt.Sprintf("addresses=2..%d:2", 2*n), n},
+		{fmt.Sprintf("addresses=2..%d:2", 2*n+2), 0},
+	} {
+		s, err := ParseSweep(tt.spec)
+		switch {
+		case tt.want == 0 && !errors.Is(err, ErrBadSweep):
+			t.Errorf("%s: %d values, %v; want it refused", tt.spec, len(s.Values), err)
+		case tt.want > 0 && (err != nil || len(s.Values) != tt.want):
+			t.Errorf("%s: %d values, %v; want %d", tt.spec, len(s.Values), err, tt.want)
 		}
 	}
 }
