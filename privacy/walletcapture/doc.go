@@ -20,36 +20,78 @@
 //
 //	go test -run TestBtcwalletCaptureScored -v
 //
-// Two chains are built, about 35 s each: "spread", each payment in a block
-// of its round at random (a round is 7 blocks), and "together", all of a
-// round's payments in one block, so that the wallets' blocks are mostly
-// the same blocks. Measured (said / fraction right [Wilson interval] n):
+// Two chains are built, about 30 s each: "spread", each payment in a
+// block of its round at random (a round is 7 blocks), and "together",
+// all of a round's payments in one block, so that the wallets' blocks
+// are mostly the same blocks. Each is built on one seed (1) by default;
+//
+//	SPVFILTER_WALLET_SEEDS=2-5 go test -run TestBtcwalletCaptureScored -v
+//
+// builds each on every seed named instead (about 30 s a chain and seed)
+// and logs each chain's claims pooled over them. Measured (said /
+// fraction right [Wilson interval] n), on seed 1:
 //
 //	spread, scripts: [0, 0.5) 0.055 / 0.156 [0.135, 0.181] n=940;
-//	  [0.8, 0.95) 0.912 / 1.000 [0.924, 1.000] n=47; none at P >= 0.95
-//	spread, groups:  [0, 0.5) 0.006 / 0.220 [0.177, 0.270] n=300;
+//	  [0.5, 0.8) 0.598 / 0.500 n=2; [0.8, 0.95) 0.912 / 1.000
+//	  [0.924, 1.000] n=47; none at P >= 0.95
+//	spread, groups: [0, 0.5) 0.006 / 0.220 [0.177, 0.270] n=300;
 //	  [0.5, 0.8) 0.502, the one wrong; [0.8, 0.95) 0.917 / 1.000
 //	  [0.927, 1.000] n=49; none at P >= 0.95
-//	together, scripts: [0.5, 0.8) 0.644 / 1.000 [0.439, 1.000] n=3;
-//	  [0.8, 0.95) 0.940, the one right; none at P >= 0.95
+//	together, scripts: [0, 0.5) 0.055 / 0.132 [0.115, 0.150] n=1450;
+//	  [0.5, 0.8) 0.644 / 1.000 [0.439, 1.000] n=3; [0.8, 0.95) 0.940,
+//	  the one right; none at P >= 0.95
 //	together, groups: [0, 0.5) 0.072 / 0.243 [0.205, 0.284] n=449;
 //	  [0.5, 0.8) 0.536 / 0.400 [0.118, 0.769] n=5; [0.8, 0.95) 0.940 /
 //	  1.000 [0.439, 1.000] n=3; P >= 0.95: 1 of 1 right
+//
+// and on seeds 2 to 5 pooled (250 s):
+//
+//	spread, scripts: [0, 0.5) 0.057 / 0.161 [0.149, 0.173] n=3544;
+//	  [0.5, 0.8) 0.597 / 0.991 [0.950, 0.998] n=110; [0.8, 0.95) 0.891 /
+//	  1.000 [0.935, 1.000] n=55; P >= 0.95 (0.968 said): 8 of 8 right
+//	  [0.676, 1.000]
+//	spread, groups: [0, 0.5) 0.010 / 0.182 [0.160, 0.207] n=1044;
+//	  [0.5, 0.8) 0.534 / 0.962 [0.811, 0.993] n=26; [0.8, 0.95) 0.936 /
+//	  1.000 [0.977, 1.000] n=161; P >= 0.95 (0.961 said): 26 of 26
+//	  right [0.871, 1.000]
+//	together, scripts: [0, 0.5) 0.067 / 0.139 [0.130, 0.148] n=5289;
+//	  [0.5, 0.8) 0.592 / 1.000 [0.566, 1.000] n=5; [0.8, 0.95) 0.891 /
+//	  0.800 [0.376, 0.964] n=5; none at P >= 0.95
+//	together, groups: [0, 0.5) 0.090 / 0.232 [0.212, 0.253] n=1602;
+//	  [0.5, 0.8) 0.598 / 0.643 [0.458, 0.793] n=28; [0.8, 0.95) 0.945 /
+//	  1.000 [0.342, 1.000] n=2; P >= 0.95 (0.961 said): 12 of 13 right
+//	  [0.667, 0.986]
+//
+// No bin is over-confident, pooled or on a seed, and the claims given
+// P >= 0.95 are not measurably below 95% right; but there are too few of
+// them to show the target either: every pooled Wilson lower bound at
+// P >= 0.95 is under 0.93 (the one wrong group, at 0.954 on seed 5's
+// together chain, was three addresses of two other wallets, claimed in
+// a session of a third). Below 0.95 the attack says too little, not too
+// much: the scripts and groups given less than 0.5 (0.006 to 0.090
+// said) are the wallet's 0.132 to 0.243 of the time on both chains,
+// every seed; on the spread chain those given 0.5 to 0.95 are right
+// nearly always (scripts 164 of 165, groups 186 of 187 pooled, the bins
+// saying 0.53 to 0.94), so that those bins too are under-confident.
 //
 // On the together chain the sessions of the wallets fetch mostly the
 // same blocks, and each session's downloads explain the other wallets'
 // payments in them (their receive addresses, change and payees) as well
 // as its own: before package leak's coFetched gave each such claim its
 // share of the claims the sessions of other addresses make on it, the
-// groups given P >= 0.95 were 10 of 16 right [0.386, 0.815], those given
-// [0.8, 0.95) 0.940 said, 9 of 14 right, and scripts [0.8, 0.95) 0.866
-// said, 1 of 3 right; every wrong one another wallet's payment. The
-// shares are honest but cost the right claims too: of the 19 right
-// groups given 0.8 or more there, 4 still are, and the right groups
-// given 0.5 to 0.8 are 2, so that about 13 are now below 0.5 beside the
-// other wallets' claims on them (the groups [0, 0.5) are
-// under-confident on both chains, as before). On the spread chain
-// nothing is given 0.95 or more, so that target is not measured there.
-// The test fails on a shortfall of these targets unless it is stated,
-// and on a stated one that is met (statedShortfalls, none now).
+// groups given P >= 0.95 there on seed 1 were 10 of 16 right [0.386,
+// 0.815], those given [0.8, 0.95) 0.940 said, 9 of 14 right, and
+// scripts [0.8, 0.95) 0.866 said, 1 of 3 right; every wrong one another
+// wallet's payment. The shares are honest but cost the right claims
+// too: of the 19 right groups given 0.8 or more there, 4 still are, and
+// the right groups given 0.5 to 0.8 are 2, so that about 13 are now
+// below 0.5 beside the other wallets' claims on them.
+//
+// The test holds each bin in both directions: it fails on a shortfall on
+// seed 1 (claims given P >= 0.95 measurably below 95% right, a bin
+// over-confident by more than its Wilson interval and 0.05, or
+// under-confident: below its Wilson interval and more than 0.05 below
+// its fraction right) unless it is stated, and on a stated one that is
+// met (statedShortfalls: the four bins below 0.5, and spread's scripts
+// and groups [0.8, 0.95)).
 package walletcapture
