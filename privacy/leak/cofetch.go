@@ -1,9 +1,6 @@
 package leak
 
-import (
-	"fmt"
-	"net"
-)
+import "fmt"
 
 // unitKey names a report's unit of claims: its group in Report.Groups
 // (from 1), or, for a match in no group, minus one less its index.
@@ -34,14 +31,6 @@ func (r *Report) fetchedAll(heights map[int32]bool) bool {
 		}
 	}
 	return true
-}
-
-// hostOf is a report's client address without its port.
-func hostOf(r *Report) string {
-	if h, _, err := net.SplitHostPort(r.Client); err == nil {
-		return h
-	}
-	return r.Client
 }
 
 // maxCoFetchWork bounds the steps coFetched spends comparing units with

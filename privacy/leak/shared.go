@@ -10,6 +10,15 @@ import (
 // warnSharedClients.
 const SeveralWallets = "from this client's address (its host, whatever the port) fetch for different scripts"
 
+// hostOf is a report's client address without its port: the host its
+// sessions are compared by.
+func hostOf(r *Report) string {
+	if h, _, err := net.SplitHostPort(r.Client); err == nil {
+		return h
+	}
+	return r.Client
+}
+
 // warnSharedClients warns the reports of sessions that come from one
 // client address (its host, whatever the port) and fetch for different
 // scripts: one fetched every block of a match of two or more
@@ -29,10 +38,7 @@ func warnSharedClients(reports []*Report) {
 	byHost := map[string][]*Report{}
 	var hosts []string
 	for _, r := range reports {
-		host := r.Client
-		if h, _, err := net.SplitHostPort(r.Client); err == nil {
-			host = h
-		}
+		host := hostOf(r)
 		if host == "" {
 			continue
 		}

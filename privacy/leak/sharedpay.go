@@ -2,7 +2,6 @@ package leak
 
 import (
 	"fmt"
-	"net"
 )
 
 // The lowering of sharedPaying, fitted on the varied neutrino captures
@@ -82,10 +81,7 @@ func contestShared(reports []*Report) *sharedContest {
 		if !r.severalWallets {
 			continue
 		}
-		host[i] = r.Client
-		if h, _, err := net.SplitHostPort(r.Client); err == nil {
-			host[i] = h
-		}
+		host[i] = hostOf(r)
 		claims[i] = r.claimed()
 		given[i] = map[string]float64{}
 		for _, m := range r.Matched {
