@@ -93,22 +93,9 @@ func variedSeeds(t *testing.T) ([]uint64, bool) {
 	if env == "" {
 		return []uint64{variedDefaultSeed}, false
 	}
-	var seeds []uint64
-	for _, part := range strings.Split(env, ",") {
-		lo, hi, ranged := strings.Cut(part, "-")
-		a, err := strconv.ParseUint(strings.TrimSpace(lo), 10, 64)
-		if err != nil {
-			t.Fatalf("SPVFILTER_NEUTRINO_SEEDS=%q: %v", env, err)
-		}
-		b := a
-		if ranged {
-			if b, err = strconv.ParseUint(strings.TrimSpace(hi), 10, 64); err != nil || b < a {
-				t.Fatalf("SPVFILTER_NEUTRINO_SEEDS=%q: bad range %q", env, part)
-			}
-		}
-		for s := a; s <= b; s++ {
-			seeds = append(seeds, s)
-		}
+	seeds, err := simulate.ParseSeeds(env)
+	if err != nil {
+		t.Fatalf("SPVFILTER_NEUTRINO_SEEDS=%q: %v", env, err)
 	}
 	return seeds, true
 }
