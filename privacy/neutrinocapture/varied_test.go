@@ -330,26 +330,9 @@ func (v *variedTally) add(c *simulate.ClaimScore) {
 		v.confident = simulate.Bin{PLow: c.Confident.PLow, PHigh: c.Confident.PHigh}
 	}
 	for i, b := range c.Calibration {
-		poolBin(&v.bins[i], b)
+		v.bins[i].Pool(b)
 	}
-	poolBin(&v.confident, c.Confident)
-}
-
-// poolBin adds b's claims to into (its mean said weighted by counts),
-// and fills into's fraction and Wilson interval.
-func poolBin(into *simulate.Bin, b simulate.Bin) {
-	if b.Count == 0 {
-		return
-	}
-	sum := float64(b.Count) * *b.MeanProbability
-	if into.Count > 0 {
-		sum += float64(into.Count) * *into.MeanProbability
-	}
-	into.Count += b.Count
-	into.Right += b.Right
-	mean, frac := sum/float64(into.Count), float64(into.Right)/float64(into.Count)
-	lo, hi := simulate.Wilson(into.Right, into.Count)
-	into.MeanProbability, into.FractionRight, into.WilsonLow, into.WilsonHigh = &mean, &frac, &lo, &hi
+	v.confident.Pool(c.Confident)
 }
 
 // TestNeutrinoCaptureVaried scores the block-download attack on real

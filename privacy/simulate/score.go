@@ -50,6 +50,23 @@ func (b *Bin) finish() {
 	b.MeanProbability = &m
 }
 
+// Pool adds o's claims to b, a bin of the same range scored apart (on
+// another capture), and fills b's ratios again for both together, the
+// mean probability weighed by each bin's count.
+func (b *Bin) Pool(o Bin) {
+	if o.Count == 0 {
+		return
+	}
+	sum := float64(o.Count) * *o.MeanProbability
+	if b.Count > 0 {
+		sum += float64(b.Count) * *b.MeanProbability
+	}
+	b.Count += o.Count
+	b.Right += o.Right
+	b.sumP = sum
+	b.finish()
+}
+
 // Wilson returns the 95% Wilson score interval of a proportion of k
 // successes in n trials (0 and 1 for n = 0): model.Wilson.
 func Wilson(k, n int) (low, high float64) { return model.Wilson(k, n) }

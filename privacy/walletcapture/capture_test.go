@@ -450,26 +450,9 @@ func (st *seedTally) add(c *simulate.ClaimScore) {
 		st.claims.Confident = simulate.Bin{PLow: c.Confident.PLow, PHigh: c.Confident.PHigh}
 	}
 	for i, b := range c.Calibration {
-		poolBin(&st.claims.Calibration[i], b)
+		st.claims.Calibration[i].Pool(b)
 	}
-	poolBin(&st.claims.Confident, c.Confident)
-}
-
-// poolBin adds b's claims to into (its mean said weighted by counts)
-// and fills into's fraction right and Wilson interval.
-func poolBin(into *simulate.Bin, b simulate.Bin) {
-	if b.Count == 0 {
-		return
-	}
-	sum := float64(b.Count) * *b.MeanProbability
-	if into.Count > 0 {
-		sum += float64(into.Count) * *into.MeanProbability
-	}
-	into.Count += b.Count
-	into.Right += b.Right
-	mean, frac := sum/float64(into.Count), float64(into.Right)/float64(into.Count)
-	lo, hi := simulate.Wilson(into.Right, into.Count)
-	into.MeanProbability, into.FractionRight, into.WilsonLow, into.WilsonHigh = &mean, &frac, &lo, &hi
+	st.claims.Confident.Pool(c.Confident)
 }
 
 // holdPooled logs the chain's claims of every seed pooled, and fails on
