@@ -357,41 +357,20 @@ type sessionOf struct {
 	from int32
 }
 
-// sessionLabel labels a captured session: its scan, the blocks of its
-// wallet's scripts there and the others it fetched (its filters' false
-// positives: neutrino fetches no decoy).
+// sessionLabel labels a captured session (simulate.WalletSession): its
+// scan, the blocks of its wallet's scripts there and the others it
+// fetched (its filters' false positives: neutrino fetches no decoy).
 func sessionLabel(t *testing.T, s *capture.FetchSession, so sessionOf, heights map[string][]int32, hashes map[string]int32, tip int32) simulate.FetchSession {
 	t.Helper()
-	w := so.w
-	own := map[int32]bool{}
-	fs := simulate.FetchSession{ID: s.ID, Client: s.Client, Kind: simulate.KindWallet, Wallet: w.ID, ScannedFrom: so.from, ScannedTo: tip,
-		Scripts: []string{}, DecoyHeights: []int32{}, FalsePositiveHeights: []int32{}}
-	for _, a := range w.Scripts {
-		in := false
-		for _, h := range heights[a] {
-			if h >= so.from {
-				own[h], in = true, true
-			}
-		}
-		if in {
-			fs.Scripts = append(fs.Scripts, a)
-		}
-	}
-	for h := range own {
-		fs.WalletHeights = append(fs.WalletHeights, h)
-	}
-	slices.Sort(fs.WalletHeights)
+	fetched := make([]int32, 0, len(s.Blocks))
 	for _, b := range s.Blocks {
 		h, ok := hashes[b.String()]
 		if !ok {
 			t.Fatalf("session %s fetched block %s, not of the chain", s.ID, b)
 		}
-		if !own[h] && h >= so.from {
-			fs.FalsePositiveHeights = append(fs.FalsePositiveHeights, h)
-		}
+		fetched = append(fetched, h)
 	}
-	slices.Sort(fs.FalsePositiveHeights)
-	return fs
+	return simulate.WalletSession(s.ID, s.Client, so.w.ID, so.w.Scripts, heights, so.from, tip, fetched)
 }
 
 // logScore logs the score's claims and targets.

@@ -467,3 +467,37 @@ func (t *truth) sessionOwns(wallet string, wallets []string) func(string) bool {
 	}
 	return func(c string) bool { return slices.ContainsFunc(ws, func(w *walletTruth) bool { return w.owns(c) }) }
 }
+
+// WalletSession labels a session of one wallet (ID wallet, its scripts
+// scripts, each appearing in the blocks heights names) that scanned the
+// filters from..to and fetched the blocks at fetched, as a client that
+// fetches no decoy does: the wallet's scripts that appear in the range,
+// their blocks there, and the other blocks it fetched in the range, its
+// filters' false positives.
+func WalletSession(id, client, wallet string, scripts []string, heights map[string][]int32, from, to int32, fetched []int32) FetchSession {
+	fs := FetchSession{ID: id, Client: client, Kind: KindWallet, Wallet: wallet, ScannedFrom: from, ScannedTo: to,
+		Scripts: []string{}, DecoyHeights: []int32{}, FalsePositiveHeights: []int32{}, WalletHeights: []int32{}}
+	own := map[int32]bool{}
+	for _, a := range scripts {
+		in := false
+		for _, h := range heights[a] {
+			if h >= from {
+				own[h], in = true, true
+			}
+		}
+		if in {
+			fs.Scripts = append(fs.Scripts, a)
+		}
+	}
+	for h := range own {
+		fs.WalletHeights = append(fs.WalletHeights, h)
+	}
+	slices.Sort(fs.WalletHeights)
+	for _, h := range fetched {
+		if !own[h] && h >= from {
+			fs.FalsePositiveHeights = append(fs.FalsePositiveHeights, h)
+		}
+	}
+	slices.Sort(fs.FalsePositiveHeights)
+	return fs
+}

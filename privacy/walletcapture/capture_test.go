@@ -286,9 +286,10 @@ func onChain(addrs []btcutil.Address, c *chainIndex) []string {
 	return used
 }
 
-// sessionTruth labels a captured session of wallet w: it scanned from
-// the first filter it asked for to tip; its wallet's blocks there, and
-// the others it fetched, its filters' false positives.
+// sessionTruth labels a captured session of wallet w
+// (simulate.WalletSession): it scanned from the first filter it asked
+// for to tip; its wallet's blocks there, and the others it fetched, its
+// filters' false positives.
 func sessionTruth(t *testing.T, s *capture.FetchSession, w *simulate.FetchWallet, c *chainIndex, tip int32) simulate.FetchSession {
 	t.Helper()
 	from := tip + 1
@@ -297,35 +298,15 @@ func sessionTruth(t *testing.T, s *capture.FetchSession, w *simulate.FetchWallet
 			from = int32(r.StartHeight)
 		}
 	}
-	fs := simulate.FetchSession{ID: s.ID, Client: s.Client, Kind: simulate.KindWallet, Wallet: w.ID, ScannedFrom: from, ScannedTo: tip,
-		Scripts: []string{}, DecoyHeights: []int32{}, FalsePositiveHeights: []int32{}, WalletHeights: []int32{}}
-	own := map[int32]bool{}
-	for _, a := range w.Scripts {
-		in := false
-		for _, h := range c.heights[a] {
-			if h >= from {
-				own[h], in = true, true
-			}
-		}
-		if in {
-			fs.Scripts = append(fs.Scripts, a)
-		}
-	}
-	for h := range own {
-		fs.WalletHeights = append(fs.WalletHeights, h)
-	}
-	slices.Sort(fs.WalletHeights)
+	fetched := make([]int32, 0, len(s.Blocks))
 	for _, b := range s.Blocks {
 		h, ok := c.byHash[b]
 		if !ok {
 			t.Fatalf("session %s fetched block %v, not of the chain", s.ID, b)
 		}
-		if !own[h] && h >= from {
-			fs.FalsePositiveHeights = append(fs.FalsePositiveHeights, h)
-		}
+		fetched = append(fetched, h)
 	}
-	slices.Sort(fs.FalsePositiveHeights)
-	return fs
+	return simulate.WalletSession(s.ID, s.Client, w.ID, w.Scripts, c.heights, from, tip, fetched)
 }
 
 // captureShape is where a round's payments go: each in one of the
