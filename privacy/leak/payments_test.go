@@ -128,6 +128,46 @@ func TestPayingWalletsLowered(t *testing.T) {
 	}
 }
 
+// TestFewContestedWarned: a paid two of b's scripts (p0 and p1, three
+// blocks each, that both sessions list), fewer contested matches than
+// five but a share of them well above what captures of wallets that do
+// not pay each other show: the capture looks like one whose wallets pay
+// each other, and the p scripts a lists are lowered. A capture of the
+// same chain with no payments b fetched is not.
+func TestFewContestedWarned(t *testing.T) {
+	entries, aFetch, bFetch, paid := payingFixtureOf(2)
+	for _, c := range []struct {
+		name   string
+		bFetch []int
+		want   bool
+	}{
+		{"a pays b twice", append(slices.Clone(bFetch), paid...), true},
+		{"no payments", bFetch, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a, b := scanReport("127.0.0.2:1000", aFetch, entries), scanReport("127.0.0.3:1000", c.bFetch, entries)
+			reports := []*Report{a, b}
+			cs := contestOf(reports)
+			if c.want && (cs.contestedHalf >= 5 || float64(cs.contestedHalf) < payShare*float64(cs.half)) {
+				t.Fatalf("%d of %d contested, want fewer than 5 and a share of %g or more", cs.contestedHalf, cs.half, payShare)
+			}
+			before := map[string]float64{}
+			for _, m := range a.Matched {
+				before[m.Candidate] = m.Probability
+			}
+			if got := warnPayingWallets(reports); got != c.want {
+				t.Fatalf("warnPayingWallets = %v with %d of %d contested, want %v", got, cs.contestedHalf, cs.half, c.want)
+			}
+			for _, m := range a.Matched {
+				lowered := m.Probability < before[m.Candidate]
+				if want := c.want && strings.HasPrefix(m.Candidate, "p") && before[m.Candidate] >= 0.5; lowered != want {
+					t.Errorf("%s: %.4f -> %.4f, lowered %v, want %v", m.Candidate, before[m.Candidate], m.Probability, lowered, want)
+				}
+			}
+		})
+	}
+}
+
 // TestPayCalibrated: payCalibrated keeps a probability up to the first
 // knot, gives each knot's fraction right at its mean, never raises one,
 // keeps 1 and is monotone.
@@ -172,10 +212,12 @@ func TestPayCalibrated(t *testing.T) {
 
 // TestLooksPaying: the counts of contested matches measured on captures
 // whose wallets pay each other (the varied neutrino captures of seeds 406
-// and 504, the least contested of those seen) look like it; those of
-// package simulate's fetch regimes (the most contested, mixed's seed
-// 9501) and of the labelled neutrino capture compared whatever its
-// addresses do not, nor does a share of payShare or more of too few.
+// and 504, the least contested of those seen, and of six wallets 1412
+// and 1414, fewer than five contested) look like it; those of package
+// simulate's fetch regimes (the most contested, mixed's seed 9501) and of
+// the labelled neutrino capture compared whatever its addresses do not,
+// nor does a share of payShare or more of too few to be unlikely at
+// payNull.
 func TestLooksPaying(t *testing.T) {
 	for _, c := range []struct {
 		name            string
@@ -187,7 +229,11 @@ func TestLooksPaying(t *testing.T) {
 		{"varied seed 601", 24, 73, true},
 		{"simulate mixed seed 9501", 8, 132, false},
 		{"labelled neutrino capture, one address compared", 2, 96, false},
-		{"too few, however large a share", payMin - 1, payMin - 1, false},
+		{"varied six wallets, seed 1412", 4, 31, true},
+		{"varied six wallets, seed 1414", 3, 29, true},
+		{"varied six wallets, seed 1413, under payShare", 3, 36, false},
+		{"one of ten, a share of payShare, as often as not at payNull", 1, 10, false},
+		{"simulate shared-client, one of 24", 1, 24, false},
 		{"none", 0, 40, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -195,6 +241,29 @@ func TestLooksPaying(t *testing.T) {
 				t.Errorf("looksPaying(%d, %d) = %v, want %v", c.contested, c.half, got, c.want)
 			}
 		})
+	}
+}
+
+// TestBinomialTail: the chance of k or more successes in n trials of
+// chance p, against sums worked by hand.
+func TestBinomialTail(t *testing.T) {
+	for _, c := range []struct {
+		k, n int
+		p    float64
+		want float64
+	}{
+		{0, 10, 0.3, 1},
+		{1, 1, 0.3, 0.3},
+		{1, 3, 0.5, 0.875},
+		{2, 3, 0.5, 0.5},
+		{3, 3, 0.5, 0.125},
+		{4, 3, 0.5, 0},
+		{2, 4, 0.1, 1 - 0.9*0.9*0.9*0.9 - 4*0.1*0.9*0.9*0.9},
+		{1, 10, payNull, 1 - math.Pow(1-payNull, 10)},
+	} {
+		if got := binomialTail(c.k, c.n, c.p); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("binomialTail(%d, %d, %g) = %.15f, want %.15f", c.k, c.n, c.p, got, c.want)
+		}
 	}
 }
 
@@ -239,6 +308,12 @@ func TestPayGroupRaised(t *testing.T) {
 // to 94, paid by a; aFetch holds a's blocks and the p blocks, bFetch
 // b's own, paid the p blocks.
 func payingFixture() (entries []universe.IndexEntry, aFetch, bFetch, paid []int) {
+	return payingFixtureOf(6)
+}
+
+// payingFixtureOf is payingFixture with payments of b's scripts p0 to
+// p(n-1), n at most 6.
+func payingFixtureOf(n int) (entries []universe.IndexEntry, aFetch, bFetch, paid []int) {
 	for i := range 12 {
 		h := int32(10 + 3*i)
 		entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("a%02d", i), Heights: []int32{h, h + 1, h + 2}, Txs: oneTx(1, 1, 1)})
@@ -247,7 +322,7 @@ func payingFixture() (entries []universe.IndexEntry, aFetch, bFetch, paid []int)
 		entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("b%02d", i), Heights: []int32{h, h + 1, h + 2}, Txs: oneTx(1, 1, 1)})
 		bFetch = append(bFetch, int(h), int(h)+1, int(h)+2)
 	}
-	for i := range 6 {
+	for i := range n {
 		h := int32(50 + 8*i)
 		entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("p%d", i), Heights: []int32{h, h + 2, h + 4}, Txs: oneTx(3, 3, 3)})
 		paid = append(paid, int(h), int(h)+2, int(h)+4)

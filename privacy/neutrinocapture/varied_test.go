@@ -409,8 +409,12 @@ func (v *variedTally) add(c *simulate.ClaimScore) {
 // between 0.10 and 0.15 with 5 or more contested (1403, 1405) the
 // warning left the scripts' bins under-confident (28 of 38 right at
 // 0.547 said, 14 of 14 at 0.912) where without it [0.8, 0.95) was
-// over-confident (23 of 34 at 0.878). Such runs fail where a capture is
-// not warned, as captures of 6 wallets can be:
+// over-confident (23 of 34 at 0.878). Where fewer than 5 were contested
+// (1412, 1414) the capture is warned once so many are unlikely at the
+// rate of package simulate's fetch regimes (package leak's
+// looksPaying); on 1501 to 1516 that warned 1509, 1514 and 1515, and
+// 1507 (under 10%) is not. Such runs fail where a capture is not warned,
+// as captures of 6 wallets can be:
 //
 //	SPVFILTER_NEUTRINO_SEEDS=201-208 go test -run TestNeutrinoCaptureVaried -v
 func TestNeutrinoCaptureVaried(t *testing.T) {
