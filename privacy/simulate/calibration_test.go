@@ -9,7 +9,6 @@ import (
 	"os"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -437,30 +436,19 @@ func checkRegime(t *testing.T, r simulate.Regime, run *regimeRun) regimeResult {
 // when it is not set.
 func linkSeeds(t *testing.T) []uint64 { return envSeeds(t, "SPVFILTER_LINK_SEEDS") }
 
-// envSeeds reads the seeds of the environment variable name, "FROM-TO"
-// or a single seed, nil when it is not set.
+// envSeeds reads the seeds of the environment variable name (see
+// ParseSeeds: "4001-4010", "2,5,9-12"), nil when it is not set.
 func envSeeds(t *testing.T, name string) []uint64 {
 	t.Helper()
 	v := os.Getenv(name)
 	if v == "" {
 		return nil
 	}
-	from, to, ok := strings.Cut(v, "-")
-	a, err := strconv.ParseUint(from, 10, 64)
+	seeds, err := simulate.ParseSeeds(v)
 	if err != nil {
 		t.Fatalf("%s %q: %v", name, v, err)
 	}
-	b := a
-	if ok {
-		if b, err = strconv.ParseUint(to, 10, 64); err != nil || b < a {
-			t.Fatalf("%s %q: want FROM-TO", name, v)
-		}
-	}
-	var out []uint64
-	for s := a; s <= b; s++ {
-		out = append(out, s)
-	}
-	return out
+	return seeds
 }
 
 // claimTally gathers claims over captures: those given P >= 0.95 and
