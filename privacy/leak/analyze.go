@@ -245,6 +245,9 @@ type Report struct {
 	// severalWallets is set when the report is warned of several
 	// wallets behind its client's address (warnSharedClients).
 	severalWallets bool
+	// severalOthers counts the other sessions of its client's address
+	// that fetch for other scripts (warnSharedClients).
+	severalOthers int
 	// paidGroups counts the groups whose members beside their most
 	// appearing one are all paid (paidOnly).
 	paidGroups int
@@ -437,7 +440,7 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 		recalibratePaying(reports[:len(views)])
 	}
 	if !opt.Collude && opt.Own == nil {
-		sharedPaying(reports[:len(views)], shared)
+		sharedPaying(reports[:len(views)], shared, paying)
 		capWarned(reports[:len(views)], paying)
 		coFetched(reports[:len(views)])
 	}

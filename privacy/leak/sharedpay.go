@@ -41,6 +41,23 @@ var sharedCalibration = []payKnot{
 	{1, 0.7671},
 }
 
+// ManyWallets is in the warning of a report whose scripts sharedPaying
+// maps because its address has many wallets behind it: see
+// sharedManyOthers.
+const ManyWallets = "more wallets behind this client's address than two or three"
+
+// sharedManyOthers: a client address one of whose sessions fetches for
+// other scripts than sharedManyOthers or more of its other sessions
+// (warnSharedClients' count) has more wallets behind it than package
+// simulate's shared-client and mixed regimes put there (two or three):
+// the most per capture were 3 to 5 on their seeds (the package
+// documentation, "Many wallets behind one address", lists them), 7 to 10
+// on the varied neutrino captures of six wallets behind one address
+// (seeds 1401 to 1416 and 1501 to 1516), 26 to 30 on those of sixteen.
+// Its sessions are mapped as those of wallets that pay each other are,
+// whether or not they look like them (sharedPaying).
+const sharedManyOthers = 6
+
 // sharedContest is what sharedPaying needs of a capture's sessions
 // warned of several wallets: which of their matches are contested, and
 // whether they look like wallets that pay each other.
@@ -53,6 +70,11 @@ type sharedContest struct {
 	// 0.5 or more, oneSided those of them no such other session gives
 	// 0.5 or more.
 	half, oneSided int
+	// many holds the client addresses (hostOf) of which a session
+	// fetches for other scripts than sharedManyOthers or more of the
+	// address's other sessions, and the most of them (the sessions'
+	// severalOthers).
+	many map[string]int
 }
 
 // paying reports whether the sessions look like wallets that pay each
@@ -60,6 +82,18 @@ type sharedContest struct {
 // matches one-sided.
 func (c *sharedContest) paying() bool {
 	return c.oneSided >= sharedOneSidedMin && float64(c.oneSided) >= sharedOneSidedShare*float64(c.half)
+}
+
+// mapped reports whether sharedPaying maps the scripts of r: r is
+// warned of several wallets and the sessions so warned look like
+// wallets that pay each other, or r's address has many wallets behind
+// it (for a report not warned of several wallets, only where payCapture,
+// warnPayingWallets' finding, did not map it already).
+func (c *sharedContest) mapped(r *Report, payCapture bool) bool {
+	if c.many[hostOf(r)] > 0 && (r.severalWallets || !payCapture) {
+		return true
+	}
+	return r.severalWallets && c.paying()
 }
 
 // contestShared compares the sessions warned of several wallets of each
@@ -82,6 +116,12 @@ func contestShared(reports []*Report) *sharedContest {
 			continue
 		}
 		host[i] = hostOf(r)
+		if r.severalOthers >= sharedManyOthers {
+			if c.many == nil {
+				c.many = map[string]int{}
+			}
+			c.many[host[i]] = max(c.many[host[i]], r.severalOthers)
+		}
 		claims[i] = r.claimed()
 		given[i] = map[string]float64{}
 		for _, m := range r.Matched {
@@ -166,15 +206,21 @@ func sharedRider(p float64) float64 {
 // like wallets that pay each other (c.paying), the probability and
 // interval of every script of each such session through
 // sharedCalibrated (a leading rider of two appearances given half or
-// more through sharedRider) once every other lowering is done, and warns each
-// report whose scripts it lowered of how many, naming the measured
-// figures. A client's own report and colluding views are not compared.
-func sharedPaying(reports []*Report, c *sharedContest) {
-	if !c.paying() {
+// more through sharedRider) once every other lowering is done, and warns
+// each report whose scripts it lowered of how many, naming the measured
+// figures. Where they do not, it does so for every session of an address
+// with many wallets behind it (c.many), warned of several wallets or not
+// (but for those payCapture mapped: the capture looks like one whose
+// wallets pay each other, warnPayingWallets), with a warning of its own
+// (ManyWallets). A client's own report and colluding views are not
+// compared.
+func sharedPaying(reports []*Report, c *sharedContest, payCapture bool) {
+	paying := c.paying()
+	if !paying && len(c.many) == 0 {
 		return
 	}
 	for i, r := range reports {
-		if !r.severalWallets || r.label != nil {
+		if r.label != nil || !c.mapped(r, payCapture) {
 			continue
 		}
 		riders := map[int]bool{}
@@ -196,10 +242,18 @@ func sharedPaying(reports []*Report, c *sharedContest) {
 		if len(riders) > 0 {
 			rode = fmt.Sprintf("; %d leading scripts of two appearances riding in other matches' transactions (a payer's change created in a payment and spent in the next rides in the payee's blocks) have their odds, given half or more, times %.2f first, as in a capture of separate addresses, and are never kept at 0.95 or more", len(riders), payRider)
 		}
-		r.warn(fmt.Sprintf("%s: %s, of the %d scripts of two or more appearances given half or more that another session of this address warned alike lists too, %d are given less than half by every such session (a payer's blocks carry its payee's script); "+
-			"on neutrino clients of 16 wallets behind one address that pay each other (seeds 501 to 516, 601 to 616 and 701 to 716) the scripts given 0.3 to 0.95 were right about a third to a half of the time, those listed too given 0.95 or more 112 of 146 times, "+
-			"so %d of its scripts are given what scripts given as much were right there (their intervals through the same map)%s",
-			SeveralWallets, PayEachOther, c.half, c.oneSided, lowered, rode))
+		if paying && r.severalWallets {
+			r.warn(fmt.Sprintf("%s: %s, of the %d scripts of two or more appearances given half or more that another session of this address warned alike lists too, %d are given less than half by every such session (a payer's blocks carry its payee's script); "+
+				"on neutrino clients of 16 wallets behind one address that pay each other (seeds 501 to 516, 601 to 616 and 701 to 716) the scripts given 0.3 to 0.95 were right about a third to a half of the time, those listed too given 0.95 or more 112 of 146 times, "+
+				"so %d of its scripts are given what scripts given as much were right there (their intervals through the same map)%s",
+				SeveralWallets, PayEachOther, c.half, c.oneSided, lowered, rode))
+		} else {
+			r.warn(fmt.Sprintf("%s: a session of this address fetches for other scripts than %d of its other sessions (%d or more; two or three wallets behind an address, as privacy simulate --regime shared-client and mixed put there, gave at most 5), "+
+				"and of the %d scripts of two or more appearances given half or more that another session of this address warned of several wallets lists too, %d are given less than half by every such session (%d and half of them make the sessions look like wallets that pay each other); "+
+				"on neutrino clients of six wallets behind one address whose sessions did not look so (8 captures of seeds 1401 to 1416 and 1501 to 1516) the scripts given 0.8 to 0.95 were right 134 of 223 times at 0.898 said (mostly an outside payer's change, created in a payment to one wallet and spent in its next payment, to any of them, and the other wallets' scripts), "+
+				"so %d of its scripts are given what scripts given as much were right on neutrino clients of 16 wallets behind one address that pay each other (their intervals through the same map)%s",
+				ManyWallets, c.many[hostOf(r)], sharedManyOthers, c.half, c.oneSided, sharedOneSidedMin, lowered, rode))
+		}
 		if r.FetchedBlocks < r.ScannedBlocks {
 			r.Verdict = r.verdict()
 		}

@@ -67,29 +67,17 @@ func TestSharedPayingLowered(t *testing.T) {
 			for i, r := range reports {
 				before[i] = append([]Match(nil), r.Matched...)
 			}
-			sharedPaying(reports, shared)
+			sharedPaying(reports, shared, false)
 			for i, r := range reports {
-				lowered, n := 0, 0
+				lowered := checkMapped(t, r, before[i], func(was *Match) float64 {
+					if !c.want {
+						return was.Probability
+					}
+					return sharedMapped(r, was, shared.contested[i][was.Candidate])
+				})
 				for k, m := range r.Matched {
-					was := before[i][k]
-					want := was.Probability
-					if c.want {
-						want = sharedCalibrated(was.Probability, shared.contested[i][m.Candidate])
-						if was.Probability >= 0.5 && r.leadingRider(&was) {
-							want = sharedRider(was.Probability)
-						}
-					}
-					if m.Probability != want || m.ProbabilityLow > m.Probability || m.ProbabilityHigh < m.Probability {
-						t.Errorf("%s %s: %.4f [%.4f, %.4f] -> %.4f [%.4f, %.4f], want %.4f", r.Session, m.Candidate, was.Probability, was.ProbabilityLow, was.ProbabilityHigh, m.Probability, m.ProbabilityLow, m.ProbabilityHigh, want)
-					}
-					if c.want && strings.HasPrefix(m.Candidate, "p") && r == b && was.Probability >= 0.95 && m.Probability >= 0.95 {
+					if was := before[i][k]; c.want && strings.HasPrefix(m.Candidate, "p") && r == b && was.Probability >= 0.95 && m.Probability >= 0.95 {
 						t.Errorf("payee's contested %s kept at %.4f", m.Candidate, m.Probability)
-					}
-					if m.Probability < was.Probability {
-						lowered++
-					}
-					if m.Probability >= 0.95 {
-						n++
 					}
 				}
 				all := strings.Join(r.Warnings, "\n")
@@ -100,12 +88,44 @@ func TestSharedPayingLowered(t *testing.T) {
 				if warned && !strings.Contains(all, fmt.Sprintf("%d of its scripts", lowered)) {
 					t.Errorf("%s: warning does not count %d scripts: %q", r.Session, lowered, all)
 				}
-				if r.Confident != n {
-					t.Errorf("%s: Confident %d, want %d", r.Session, r.Confident, n)
-				}
 			}
 		})
 	}
+}
+
+// sharedMapped is what sharedPaying gives was, a match of r, where it
+// maps r's scripts: sharedRider for a leading rider given half or more,
+// sharedCalibrated for any other.
+func sharedMapped(r *Report, was *Match, contested bool) float64 {
+	if was.Probability >= 0.5 && r.leadingRider(was) {
+		return sharedRider(was.Probability)
+	}
+	return sharedCalibrated(was.Probability, contested)
+}
+
+// checkMapped checks every match of r, each given before[k] before
+// sharedPaying, against want of what it was given, its interval around
+// it, and r.Confident; it returns how many were lowered.
+func checkMapped(t *testing.T, r *Report, before []Match, want func(was *Match) float64) int {
+	t.Helper()
+	lowered, n := 0, 0
+	for k, m := range r.Matched {
+		was := &before[k]
+		w := want(was)
+		if m.Probability != w || m.ProbabilityLow > m.Probability || m.ProbabilityHigh < m.Probability {
+			t.Errorf("%s %s: %.4f [%.4f, %.4f] -> %.4f [%.4f, %.4f], want %.4f", r.Session, m.Candidate, was.Probability, was.ProbabilityLow, was.ProbabilityHigh, m.Probability, m.ProbabilityLow, m.ProbabilityHigh, w)
+		}
+		if m.Probability < was.Probability {
+			lowered++
+		}
+		if m.Probability >= 0.95 {
+			n++
+		}
+	}
+	if r.Confident != n {
+		t.Errorf("%s: Confident %d, want %d", r.Session, r.Confident, n)
+	}
+	return lowered
 }
 
 // TestSharedPayingRider: in the sessions of TestSharedPayingLowered's
@@ -170,7 +190,7 @@ func TestSharedPayingRider(t *testing.T) {
 				t.Fatal("r contested, want not")
 			}
 			was := *r
-			sharedPaying(reports, shared)
+			sharedPaying(reports, shared, false)
 			want := was.Probability
 			if c.lowered {
 				want = sharedRider(was.Probability)
@@ -237,5 +257,97 @@ func TestKnotCalibrated(t *testing.T) {
 		if got := knotCalibrated(c.k, c.p); got < c.want-1e-12 || got > c.want+1e-12 {
 			t.Errorf("knots %v at %g: %g, want %g", c.k, c.p, got, c.want)
 		}
+	}
+}
+
+// TestSharedManyWallets: wallets w0, w1, ... each have four scripts of
+// three appearances in blocks of their own, none paid by another, and
+// each session fetches its wallet's blocks; every session's first
+// script is given 0.9 (as the over-confident ones of six wallets behind
+// one address were). Under one address every session is warned of
+// several wallets, and none looks like wallets that pay each other (no
+// script is listed by two sessions). Where a session fetches for other
+// scripts than six or more other sessions of its address (seven wallets
+// of a session each, four of two), every script of every session goes
+// through sharedCalibrated (the 0.9 ones lowered, those given 0.95 or
+// more kept), and each session is warned (ManyWallets), naming the
+// count; where fewer (three wallets of two sessions each: four, as
+// package simulate's shared-client regime has) or each wallet dials from
+// an address of its own, nothing changes.
+func TestSharedManyWallets(t *testing.T) {
+	const perWallet = 4
+	for _, c := range []struct {
+		name              string
+		wallets, sessions int
+		oneAddress        bool
+		want              bool
+	}{
+		{"one address, seven wallets of a session each", 7, 1, true, true},
+		{"one address, four wallets of two sessions each", 4, 2, true, true},
+		{"one address, three wallets of two sessions each", 3, 2, true, false},
+		{"seven addresses, seven wallets", 7, 1, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var entries []universe.IndexEntry
+			fetched := make([][]int, c.wallets)
+			for w := range c.wallets {
+				for j := range perWallet {
+					h := int32(10 + 25*w + 6*j)
+					entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("w%d-%d", w, j), Heights: []int32{h, h + 2, h + 4}, Txs: oneTx(1, 1, 1)})
+					fetched[w] = append(fetched[w], int(h), int(h)+2, int(h)+4)
+				}
+			}
+			var reports []*Report
+			for w := range c.wallets {
+				for s := range c.sessions {
+					host := "127.0.0.2"
+					if !c.oneAddress {
+						host = fmt.Sprintf("127.0.0.%d", 2+w)
+					}
+					r := scanReport(fmt.Sprintf("%s:%d", host, 1000+10*w+s), fetched[w], entries)
+					k := slices.IndexFunc(r.Matched, func(m Match) bool { return m.Candidate == fmt.Sprintf("w%d-0", w) })
+					if k < 0 {
+						t.Fatalf("w%d-0 not matched in %s", w, r.Session)
+					}
+					if m := &r.Matched[k]; m.Probability >= 0.95 {
+						r.Confident--
+					}
+					r.Matched[k].Probability, r.Matched[k].ProbabilityLow, r.Matched[k].ProbabilityHigh = 0.9, 0.8, 0.95
+					reports = append(reports, r)
+				}
+			}
+			warnSharedClients(reports)
+			shared := contestShared(reports)
+			if shared.paying() {
+				t.Fatalf("looks paying (%d one-sided of %d contested), want not", shared.oneSided, shared.half)
+			}
+			before := make([][]Match, len(reports))
+			for i, r := range reports {
+				if r.severalWallets != c.oneAddress {
+					t.Fatalf("%s: warned of several wallets %v, want %v", r.Session, r.severalWallets, c.oneAddress)
+				}
+				before[i] = slices.Clone(r.Matched)
+			}
+			sharedPaying(reports, shared, false)
+			for i, r := range reports {
+				lowered := checkMapped(t, r, before[i], func(was *Match) float64 {
+					if !c.want {
+						return was.Probability
+					}
+					return sharedMapped(r, was, false)
+				})
+				if c.want && lowered == 0 {
+					t.Errorf("%s: nothing lowered, want its script given 0.9 lowered", r.Session)
+				}
+				all := strings.Join(r.Warnings, "\n")
+				warned := strings.Contains(all, ManyWallets)
+				if warned != (lowered > 0) || strings.Contains(all, PayEachOther) {
+					t.Errorf("%s: %d lowered, warned %v: %q", r.Session, lowered, warned, r.Warnings)
+				}
+				if warned && !strings.Contains(all, fmt.Sprintf("%d of its scripts", lowered)) {
+					t.Errorf("%s: warning does not count %d scripts: %q", r.Session, lowered, all)
+				}
+			}
+		})
 	}
 }
