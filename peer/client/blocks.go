@@ -125,12 +125,42 @@ const maxRefusedPlans = 4
 
 // withRefusals returns err, the failure of a download, naming the
 // requests the pool refused or their connection's end cut off during it
-// (refusals, see fetchWanted), if any; errors.As finds each.
+// (refusals, see fetchWanted), if any: a *refusalsError.
 func withRefusals(err error, refusals []error) error {
 	if len(refusals) == 0 {
 		return err
 	}
-	return fmt.Errorf("%w (after requests refused or cut off, their blocks planned again: %w)", err, pool.Errors(refusals))
+	return &refusalsError{err: err, refusals: refusals}
+}
+
+// refusalsError is the failure of a download, err, after requests the
+// pool refused or their connection's end cut off (see fetchWanted);
+// errors.Is and errors.As see err and each refusal.
+type refusalsError struct {
+	err      error
+	refusals pool.Errors
+}
+
+func (e *refusalsError) Error() string {
+	return fmt.Sprintf("%v (after requests refused or cut off, their blocks planned again: %v)", e.err, e.refusals)
+}
+
+// Unwrap returns the failure and each refusal.
+func (e *refusalsError) Unwrap() []error { return []error{e.err, e.refusals} }
+
+// judged returns the error an operation ends with when err, holding the
+// failure f of a peer's request (errors.As), failed it and f.Member was
+// judged by f.Err (see blame): f.Err, and, when the request was a
+// download's with requests refused or cut off before it failed, the
+// refusals named after it as withRefusals names them. f.Err alone judges
+// the peer: the others' ends are no part of its failure.
+func judged(err error, f *pool.Failure) error {
+	var r *refusalsError
+	var g *pool.Failure
+	if errors.As(err, &r) && errors.As(r.err, &g) && g == f {
+		return withRefusals(f.Err, r.refusals)
+	}
+	return f.Err
 }
 
 // fetchAgain takes in the failure err of a download planned as p, and
@@ -186,7 +216,8 @@ func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
 // request is answered (a *peer.PeerError wrapping peer.ErrDisconnected),
 // fails nothing and is charged nothing: the blocks it did not deliver
 // are asked of the other peers holding them, within the spread, and the
-// error, if none is left, names each such peer and why.
+// error, if none is left or another peer fails the download after them,
+// names each such peer and why.
 func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height int32, b *wire.MsgBlock) error) error {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
@@ -204,7 +235,7 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 			var f *pool.Failure
 			if errors.As(err, &f) {
 				c.blame(f.Member, f.Err)
-				return f.Err
+				return judged(err, f)
 			}
 			return err
 		}

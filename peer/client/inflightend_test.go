@@ -340,3 +340,56 @@ func TestReplannable(t *testing.T) {
 		})
 	}
 }
+
+// TestJudgedNamesRefusals: the error an operation ends with once the
+// peer whose request failed it is judged (judged): the failure's own
+// error, and the requests refused or cut off before it in the same
+// download named after it, found by errors.Is and errors.As; the
+// refusals of another download (inside the failure's error) are not
+// named twice, and an error holding no refusals is the failure's own.
+func TestJudgedNamesRefusals(t *testing.T) {
+	const liar, quitter = "127.0.0.1:18444", "127.0.0.1:18445"
+	m := &pool.Member{}
+	lie := &peer.PeerError{Peer: liar, Op: "getdata block", Err: fmt.Errorf("%w: not the block asked for", peer.ErrBadBlock)}
+	end := &peer.PeerError{Peer: quitter, Op: "getdata block", Err: fmt.Errorf("%w: connection closed by the node", peer.ErrDisconnected)}
+	refused := &pool.NotDialledError{Peer: quitter, Failures: 2, Wait: time.Second, Request: true, Err: end}
+	inner := withRefusals(lie, []error{refused})
+	for _, tt := range []struct {
+		name  string
+		f     *pool.Failure
+		err   func(f *pool.Failure) error
+		named []error // found with errors.Is beside the failure's error
+		text  string  // the error's text
+	}{
+		{"a failure alone", &pool.Failure{Member: m, Err: lie},
+			func(f *pool.Failure) error { return f }, nil, lie.Error()},
+		{"a failure after a hang-up", &pool.Failure{Member: m, Err: lie},
+			func(f *pool.Failure) error { return withRefusals(f, []error{end}) }, []error{peer.ErrDisconnected},
+			lie.Error() + " (after requests refused or cut off, their blocks planned again: " + end.Error() + ")"},
+		{"a failure after a refusal and a hang-up", &pool.Failure{Member: m, Err: lie},
+			func(f *pool.Failure) error { return fmt.Errorf("client: %w", withRefusals(f, []error{refused, end})) },
+			[]error{peer.ErrDisconnected},
+			lie.Error() + " (after requests refused or cut off, their blocks planned again: " + refused.Error() + "; " + end.Error() + ")"},
+		{"refusals of another download, inside the failure", &pool.Failure{Member: m, Err: inner},
+			func(f *pool.Failure) error { return f }, nil, inner.Error()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := judged(tt.err(tt.f), tt.f)
+			if got.Error() != tt.text {
+				t.Errorf("judged: %q, want %q", got, tt.text)
+			}
+			if !errors.Is(got, tt.f.Err) || !errors.Is(got, peer.ErrBadBlock) {
+				t.Errorf("judged: %v does not hold the failure's error", got)
+			}
+			for _, e := range tt.named {
+				if !errors.Is(got, e) {
+					t.Errorf("judged: %v does not hold %v", got, e)
+				}
+			}
+			var f *pool.Failure
+			if errors.As(got, &f) {
+				t.Errorf("judged: %v still holds the failure, to be judged again", got)
+			}
+		})
+	}
+}
