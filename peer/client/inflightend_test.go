@@ -69,6 +69,20 @@ func hangUpOnAsk(t *testing.T, target string, nth int) (string, *atomic.Int32) {
 	return addr, &ends
 }
 
+// hangUpsOnAsk starts n relays to the fixture's node, each hanging up on
+// the client's nth getdata of blocks on a connection (see hangUpOnAsk),
+// and returns their addresses and hang-up counts.
+func hangUpsOnAsk(t *testing.T, n, nth int) ([]string, []*atomic.Int32) {
+	t.Helper()
+	var addrs []string
+	var ends []*atomic.Int32
+	for range n {
+		addr, e := hangUpOnAsk(t, fx.node.P2PAddr, nth)
+		addrs, ends = append(addrs, addr), append(ends, e)
+	}
+	return addrs, ends
+}
+
 // waitServing waits until the pool lists each peer of addrs as live (Run
 // dials a peer that hung up again after its backoff), over a connection
 // not ended (one that ended, Run not yet noticing, would be left out of
@@ -83,6 +97,24 @@ func waitServing(ctx context.Context, t *testing.T, c *Client, reach int32, addr
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// notCharged fails t if the peers at liars were dropped (dropped times,
+// for why) or are banned, or the peer at honest, if set, was charged
+// for them (see unharmedAt).
+func notCharged(t *testing.T, c *Client, liars []string, dropped int, why, honest string) {
+	t.Helper()
+	if dropped > 0 {
+		t.Errorf("liars dropped %d times for %s", dropped, why)
+	}
+	for _, addr := range liars {
+		if st := c.pool.Status(clientMember(t, c, addr)); st.Banned {
+			t.Errorf("%s banned: %s", addr, st.Reason)
+		}
+	}
+	if honest != "" {
+		unharmedAt(t, c, honest)
 	}
 }
 
@@ -124,12 +156,7 @@ func TestInFlightEndReplanned(t *testing.T) {
 		{"every peer hangs up", 2, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var liars []string
-			var ends []*atomic.Int32
-			for range tt.liars {
-				addr, n := hangUpOnAsk(t, fx.node.P2PAddr, 2)
-				liars, ends = append(liars, addr), append(ends, n)
-			}
+			liars, ends := hangUpsOnAsk(t, tt.liars, 2)
 			peers := append(slices.Clone(liars), behind.P2PAddr)
 			if tt.honest {
 				peers = append(peers, fx.node.P2PAddr)
@@ -208,17 +235,11 @@ func TestInFlightEndReplanned(t *testing.T) {
 			if noted < allEnded*len(liars) {
 				t.Errorf("the liars' ends noted %d times, want %d (each liar each round)", noted, allEnded*len(liars))
 			}
-			if dropped > 0 {
-				t.Errorf("liars dropped %d times for hanging up, which proves nothing", dropped)
-			}
-			for _, addr := range liars {
-				if st := c.pool.Status(clientMember(t, c, addr)); st.Banned {
-					t.Errorf("%s banned: %s", addr, st.Reason)
-				}
-			}
+			honest := ""
 			if tt.honest {
-				unharmedAt(t, c, fx.node.P2PAddr)
+				honest = fx.node.P2PAddr
 			}
+			notCharged(t, c, liars, dropped, "hanging up, which proves nothing", honest)
 		})
 	}
 }
