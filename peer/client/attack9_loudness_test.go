@@ -20,8 +20,10 @@ import (
 // one. The lie fails FetchBlocks and bans the liar, as a lie in a first
 // plan does; the peer that hung up is charged nothing, the honest one
 // nothing (its request cut by the lie's failure is this side's end); the
-// hang-up is named in the log. Whether the error returned names the
-// hang-up too is logged: FetchBlocks returns the failure's own error.
+// hang-up is named in the log, and in the error returned beside the lie
+// (as a download that fails for want of peers names it). Before, the
+// error was the lie's alone: FetchBlocks returned the failure's own
+// error, which the hang-up was not part of.
 func TestAttack9LieAfterHangUp(t *testing.T) {
 	from, to := attack9Range(t, 3)
 	const rounds = 3
@@ -48,8 +50,10 @@ func TestAttack9LieAfterHangUp(t *testing.T) {
 		ran++
 		liarSt := c.pool.Status(clientMember(t, c, liar.Addr))
 		quitSt := c.pool.Status(clientMember(t, c, quitter))
-		if strings.Contains(err.Error(), quitter) {
+		if strings.Contains(err.Error(), "peer "+quitter+": getdata block: "+peer.ErrDisconnected.Error()) {
 			named++
+		} else {
+			t.Errorf("round %d: %v: the hang-up of %s not named", round, err, quitter)
 		}
 		t.Logf("round %d: %v; liar banned %v; the peer that hung up %+v", round, err, liarSt.Banned, quitSt)
 		if !errors.Is(err, peer.ErrBadBlock) || !strings.Contains(err.Error(), liar.Addr) || !liarSt.Banned {

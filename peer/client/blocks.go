@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/btcsuite/btcd/chaincfg/chainhash"
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/pool"
@@ -126,12 +125,42 @@ const maxRefusedPlans = 4
 
 // withRefusals returns err, the failure of a download, naming the
 // requests the pool refused or their connection's end cut off during it
-// (refusals, see fetchWanted), if any; errors.As finds each.
+// (refusals, see fetchWanted), if any: a *refusalsError.
 func withRefusals(err error, refusals []error) error {
 	if len(refusals) == 0 {
 		return err
 	}
-	return fmt.Errorf("%w (after requests refused or cut off, their blocks planned again: %w)", err, pool.Errors(refusals))
+	return &refusalsError{err: err, refusals: refusals}
+}
+
+// refusalsError is the failure of a download, err, after requests the
+// pool refused or their connection's end cut off (see fetchWanted);
+// errors.Is and errors.As see err and each refusal.
+type refusalsError struct {
+	err      error
+	refusals pool.Errors
+}
+
+func (e *refusalsError) Error() string {
+	return fmt.Sprintf("%v (after requests refused or cut off, their blocks planned again: %v)", e.err, e.refusals)
+}
+
+// Unwrap returns the failure and each refusal.
+func (e *refusalsError) Unwrap() []error { return []error{e.err, e.refusals} }
+
+// judged returns the error an operation ends with when err, holding the
+// failure f of a peer's request (errors.As), failed it and f.Member was
+// judged by f.Err (see blame): f.Err, and, when the request was a
+// download's with requests refused or cut off before it failed, the
+// refusals named after it as withRefusals names them. f.Err alone judges
+// the peer: the others' ends are no part of its failure.
+func judged(err error, f *pool.Failure) error {
+	var r *refusalsError
+	var g *pool.Failure
+	if errors.As(err, &r) && errors.As(r.err, &g) && g == f {
+		return withRefusals(f.Err, r.refusals)
+	}
+	return f.Err
 }
 
 // fetchAgain takes in the failure err of a download planned as p, and
@@ -187,7 +216,8 @@ func (c *Client) fetchAgain(ctx context.Context, p *fetchPlan, err error) bool {
 // request is answered (a *peer.PeerError wrapping peer.ErrDisconnected),
 // fails nothing and is charged nothing: the blocks it did not deliver
 // are asked of the other peers holding them, within the spread, and the
-// error, if none is left, names each such peer and why.
+// error, if none is left or another peer fails the download after them,
+// names each such peer and why.
 func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height int32, b *wire.MsgBlock) error) error {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
@@ -205,7 +235,7 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 			var f *pool.Failure
 			if errors.As(err, &f) {
 				c.blame(f.Member, f.Err)
-				return f.Err
+				return judged(err, f)
 			}
 			return err
 		}
@@ -218,45 +248,23 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 	return nil
 }
 
-// fetchBlock downloads one block of the chain from a random peer that has
-// it. A block damaged on the way (see fetchAgain) is asked again, of a
-// peer picked again, the damaged one dialled again first (after its
-// backoff, see pool.Pool.Redial): at most maxDamagedAsks times. A peer
-// whose answers stay damaged, or that cannot be dialled again, fails as
-// ever (it is dropped, not banned).
+// fetchBlock downloads one block of the chain, for a dispute, from a
+// peer that has it, picked at random among those not slow to answer
+// (see planFetches): the download of one block of fetchWanted. A block
+// damaged on the way is asked again, the damaged peer dialled again
+// first (after its backoff, see fetchAgain): at most maxDamagedAsks
+// times; a peer whose answers stay damaged, or that cannot be dialled
+// again, fails as ever (it is dropped, not banned). A request the pool
+// refuses, or one cut off by its connection's end, fails nothing and
+// charges its peer nothing: the block is asked of another peer that has
+// it, at most maxRefusedPlans times again, and the error, when none is
+// left or the plans ran out, names each such peer and why. With
+// Config.Isolate it is asked over a connection of its own, as a scan's
+// blocks are.
 func (c *Client) fetchBlock(ctx context.Context, height int32) (*wire.MsgBlock, error) {
-	for n := 0; ; n++ {
-		b, err := c.fetchBlockOnce(ctx, height)
-		m := damagedMember(err)
-		if m == nil || n == maxDamagedAsks || ctx.Err() != nil {
-			return b, err
-		}
-		c.awaitConnEnd(ctx, m)
-		if rerr := c.pool.Redial(ctx, m); rerr != nil {
-			c.logf("%v; dialling it again: %v", err, rerr)
-			return nil, err
-		}
-		c.logf("%v: dialled again, the block of height %d asked again", err, height)
+	log := newScanLog()
+	if err := c.fetchWanted(ctx, log, []int32{height}, nil); err != nil {
+		return nil, err
 	}
-}
-
-// fetchBlockOnce is fetchBlock's request: one block of the chain from a
-// random peer that has it.
-func (c *Client) fetchBlockOnce(ctx context.Context, height int32) (*wire.MsgBlock, error) {
-	hash := c.chain.Hash(height)
-	ms := c.reaching(wire.SFNodeWitness, height)
-	if len(ms) == 0 {
-		return nil, c.noPeers("getdata block")
-	}
-	m := c.pool.PickFast(ms)
-	var block *wire.MsgBlock
-	// Dialled again first if its connection ended (see askingConn).
-	err := c.conn(m).GetBlocks(ctx, []chainhash.Hash{hash}, func(_ int, b *wire.MsgBlock) error {
-		block = b
-		return nil
-	})
-	if err != nil {
-		return nil, &pool.Failure{Member: m, Err: err}
-	}
-	return block, nil
+	return log.held[c.chain.Hash(height)], nil
 }

@@ -22,15 +22,15 @@ import (
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
-// hangUpOnSecondAsk starts a loopback relay to the node at target that
-// passes the node's bytes on as they come and the client's message by
-// message, until the client's second getdata of blocks on a connection:
-// that one it does not pass on, and it hangs up both sides at once. The
-// client's first request is answered whole, and its second is in flight
-// when the connection ends, never before: no race with the client seeing
-// the end first. It returns the relay's address and how many such
-// hang-ups it made.
-func hangUpOnSecondAsk(t *testing.T, target string) (string, *atomic.Int32) {
+// hangUpOnAsk starts a loopback relay to the node at target that passes
+// the node's bytes on as they come and the client's message by message,
+// until the client's nth getdata of blocks on a connection: that one it
+// does not pass on, and it hangs up both sides at once. The client's
+// requests before it are answered whole, and the nth is in flight when
+// the connection ends, never before: no race with the client seeing the
+// end first. It returns the relay's address and how many such hang-ups
+// it made.
+func hangUpOnAsk(t *testing.T, target string, nth int) (string, *atomic.Int32) {
 	t.Helper()
 	var ends atomic.Int32
 	addr, _ := listenLoopback(t, func(g *gateConns, c net.Conn) {
@@ -55,7 +55,7 @@ func hangUpOnSecondAsk(t *testing.T, target string) (string, *atomic.Int32) {
 					return
 				}
 				if strings.TrimRight(string(hdr[4:16]), "\x00") == wire.CmdGetData && asksBlocks(body) {
-					if asks++; asks == 2 {
+					if asks++; asks == nth {
 						ends.Add(1)
 						return
 					}
@@ -69,19 +69,52 @@ func hangUpOnSecondAsk(t *testing.T, target string) (string, *atomic.Int32) {
 	return addr, &ends
 }
 
+// hangUpsOnAsk starts n relays to the fixture's node, each hanging up on
+// the client's nth getdata of blocks on a connection (see hangUpOnAsk),
+// and returns their addresses and hang-up counts.
+func hangUpsOnAsk(t *testing.T, n, nth int) ([]string, []*atomic.Int32) {
+	t.Helper()
+	var addrs []string
+	var ends []*atomic.Int32
+	for range n {
+		addr, e := hangUpOnAsk(t, fx.node.P2PAddr, nth)
+		addrs, ends = append(addrs, addr), append(ends, e)
+	}
+	return addrs, ends
+}
+
 // waitServing waits until the pool lists each peer of addrs as live (Run
-// dials a peer that hung up again after its backoff) holding the chain
-// up to reach.
+// dials a peer that hung up again after its backoff), over a connection
+// not ended (one that ended, Run not yet noticing, would be left out of
+// a plan), holding the chain up to reach.
 func waitServing(ctx context.Context, t *testing.T, c *Client, reach int32, addrs ...string) {
 	t.Helper()
 	for _, addr := range addrs {
 		m := clientMember(t, c, addr)
-		for len(c.pool.Keep([]*pool.Member{m})) == 0 || c.views.tip(m) < reach {
+		for len(c.pool.Keep([]*pool.Member{m})) == 0 || c.pool.Conn(m) == nil || c.pool.Conn(m).Err() != nil || c.views.tip(m) < reach {
 			if ctx.Err() != nil {
 				t.Fatalf("%s never live again: %+v", addr, c.pool.Status(m))
 			}
 			time.Sleep(20 * time.Millisecond)
 		}
+	}
+}
+
+// notCharged fails t if the peers at liars were dropped (dropped times,
+// for why) or are banned, or the peer at honest, if set, was charged
+// for them (see unharmedAt).
+func notCharged(t *testing.T, c *Client, liars []string, dropped int, why, honest string) {
+	t.Helper()
+	if dropped > 0 {
+		t.Errorf("liars dropped %d times for %s", dropped, why)
+	}
+	for _, addr := range liars {
+		if st := c.pool.Status(clientMember(t, c, addr)); st.Banned {
+			t.Errorf("%s banned: %s", addr, st.Reason)
+		}
+	}
+	if honest != "" {
+		unharmedAt(t, c, honest)
 	}
 }
 
@@ -123,12 +156,7 @@ func TestInFlightEndReplanned(t *testing.T) {
 		{"every peer hangs up", 2, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var liars []string
-			var ends []*atomic.Int32
-			for range tt.liars {
-				addr, n := hangUpOnSecondAsk(t, fx.node.P2PAddr)
-				liars, ends = append(liars, addr), append(ends, n)
-			}
+			liars, ends := hangUpsOnAsk(t, tt.liars, 2)
 			peers := append(slices.Clone(liars), behind.P2PAddr)
 			if tt.honest {
 				peers = append(peers, fx.node.P2PAddr)
@@ -207,17 +235,11 @@ func TestInFlightEndReplanned(t *testing.T) {
 			if noted < allEnded*len(liars) {
 				t.Errorf("the liars' ends noted %d times, want %d (each liar each round)", noted, allEnded*len(liars))
 			}
-			if dropped > 0 {
-				t.Errorf("liars dropped %d times for hanging up, which proves nothing", dropped)
-			}
-			for _, addr := range liars {
-				if st := c.pool.Status(clientMember(t, c, addr)); st.Banned {
-					t.Errorf("%s banned: %s", addr, st.Reason)
-				}
-			}
+			honest := ""
 			if tt.honest {
-				unharmedAt(t, c, fx.node.P2PAddr)
+				honest = fx.node.P2PAddr
 			}
+			notCharged(t, c, liars, dropped, "hanging up, which proves nothing", honest)
 		})
 	}
 }
@@ -233,7 +255,7 @@ func TestInFlightEndReplanned(t *testing.T) {
 // was asked for its share only, and no note was written.
 func TestInFlightEndSpreadNote(t *testing.T) {
 	needFixture(t)
-	liar, ends := hangUpOnSecondAsk(t, fx.node.P2PAddr)
+	liar, ends := hangUpOnAsk(t, fx.node.P2PAddr, 2)
 	const from = behindHeight + 1
 	to := int32(from + 3*peer.MaxBlocksPerRequest - 1) // 24 blocks each of 2: two requests
 	if to > fx.tip {
@@ -335,6 +357,59 @@ func TestReplannable(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := replannable(tt.err); got != tt.want {
 				t.Errorf("replannable(%v) = %v, want %v", tt.err, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestJudgedNamesRefusals: the error an operation ends with once the
+// peer whose request failed it is judged (judged): the failure's own
+// error, and the requests refused or cut off before it in the same
+// download named after it, found by errors.Is and errors.As; the
+// refusals of another download (inside the failure's error) are not
+// named twice, and an error holding no refusals is the failure's own.
+func TestJudgedNamesRefusals(t *testing.T) {
+	const liar, quitter = "127.0.0.1:18444", "127.0.0.1:18445"
+	m := &pool.Member{}
+	lie := &peer.PeerError{Peer: liar, Op: "getdata block", Err: fmt.Errorf("%w: not the block asked for", peer.ErrBadBlock)}
+	end := &peer.PeerError{Peer: quitter, Op: "getdata block", Err: fmt.Errorf("%w: connection closed by the node", peer.ErrDisconnected)}
+	refused := &pool.NotDialledError{Peer: quitter, Failures: 2, Wait: time.Second, Request: true, Err: end}
+	inner := withRefusals(lie, []error{refused})
+	for _, tt := range []struct {
+		name  string
+		f     *pool.Failure
+		err   func(f *pool.Failure) error
+		named []error // found with errors.Is beside the failure's error
+		text  string  // the error's text
+	}{
+		{"a failure alone", &pool.Failure{Member: m, Err: lie},
+			func(f *pool.Failure) error { return f }, nil, lie.Error()},
+		{"a failure after a hang-up", &pool.Failure{Member: m, Err: lie},
+			func(f *pool.Failure) error { return withRefusals(f, []error{end}) }, []error{peer.ErrDisconnected},
+			lie.Error() + " (after requests refused or cut off, their blocks planned again: " + end.Error() + ")"},
+		{"a failure after a refusal and a hang-up", &pool.Failure{Member: m, Err: lie},
+			func(f *pool.Failure) error { return fmt.Errorf("client: %w", withRefusals(f, []error{refused, end})) },
+			[]error{peer.ErrDisconnected},
+			lie.Error() + " (after requests refused or cut off, their blocks planned again: " + refused.Error() + "; " + end.Error() + ")"},
+		{"refusals of another download, inside the failure", &pool.Failure{Member: m, Err: inner},
+			func(f *pool.Failure) error { return f }, nil, inner.Error()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := judged(tt.err(tt.f), tt.f)
+			if got.Error() != tt.text {
+				t.Errorf("judged: %q, want %q", got, tt.text)
+			}
+			if !errors.Is(got, tt.f.Err) || !errors.Is(got, peer.ErrBadBlock) {
+				t.Errorf("judged: %v does not hold the failure's error", got)
+			}
+			for _, e := range tt.named {
+				if !errors.Is(got, e) {
+					t.Errorf("judged: %v does not hold %v", got, e)
+				}
+			}
+			var f *pool.Failure
+			if errors.As(got, &f) {
+				t.Errorf("judged: %v still holds the failure, to be judged again", got)
 			}
 		})
 	}

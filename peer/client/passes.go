@@ -156,7 +156,7 @@ func (s *scanRun) failed(ctx context.Context, req ScanRequest, err error) (again
 	}
 	s.c.blame(f.Member, f.Err)
 	if s.attempt >= maxAttempts || len(s.c.pool.Serving(s.service)) == 0 {
-		return false, f.Err
+		return false, judged(err, f)
 	}
 	return true, nil
 }

@@ -176,7 +176,13 @@ const MinedSearchDepth = 144
 // it is not in the chain; with a *NoneConfirmedError (ErrNotConfirmed
 // alone) when no peer gave a verdict.
 func (c *Client) SendTransaction(ctx context.Context, tx *wire.MsgTx) (*SendResult, error) {
-	ms, leftOut := c.sendable(ctx, c.counted())
+	// The members the pool counts live, also those pool.Pool.Serving
+	// leaves out because their node ended their connection and the
+	// backoff counting that end sets is far off: a send takes each such
+	// end in (see sendable) and names the member in its result's
+	// LeftOut, where, picked from Serving, it was not given the
+	// transaction without a word.
+	ms, leftOut := c.sendable(ctx, c.pool.Live())
 	if len(ms) == 0 {
 		return nil, c.noPeers("send")
 	}
@@ -701,14 +707,6 @@ func (s *sending) ask(m *pool.Member) *answer {
 	}()
 	return a
 }
-
-// counted lists the members the pool counts live, also those
-// pool.Pool.Serving leaves out because their node ended their connection
-// and the backoff counting that end sets is far off: a send takes each
-// such end in (see sendable) and names the member in its result's
-// LeftOut, where, picked from Serving, it was not given the transaction
-// without a word.
-func (c *Client) counted() []*pool.Member { return c.pool.Live() }
 
 // sendable returns the members of ms a send may go to: their connection
 // open, or dialled again. A connection dropped by an abandoned request is

@@ -94,10 +94,10 @@ func (m *Member) sitOut(now time.Time) time.Duration {
 // it (see Pool.ended): not when this side ended it, abandoning a request
 // over it (peer.ErrAbandoned), as Each does cutting a member off: the
 // cut, or a drop, counts it then. The end is the connection's own error,
-// not m.err, which a failed dial again replaces. Called with the pool's
-// mu held.
+// not m.err, which a failed dial again replaces. Called with m's
+// connection set (m.p, which its callers check) and the pool's mu held.
 func (m *Member) endCounted() bool {
-	return m.lapsed && m.p != nil && !errors.Is(m.p.Err(), peer.ErrAbandoned)
+	return m.lapsed && !errors.Is(m.p.Err(), peer.ErrAbandoned)
 }
 
 // dialFailed records, with the pool's mu held, a dial of m that failed
