@@ -43,7 +43,7 @@ type coFetch struct {
 	reports []*Report
 	hosts   []string         // each report's client address, port left out
 	listed  []map[string]int // each report's match index by candidate
-	claims  [][]*Match       // each report's claims (Report.claimed)
+	claims  [][]*Match       // each report's claims (claimed, claimedGroups)
 	apart   map[[2]int]bool  // rival's answers by pair of reports
 	work    int
 	bound   int  // the steps it may spend (maxCoFetchWork)
@@ -59,16 +59,52 @@ func newCoFetch(reports []*Report, bound int) *coFetch {
 		for k := range r.Matched {
 			c.listed[i][r.Matched[k].Candidate] = k
 		}
-		c.claims[i] = r.claimed()
+		c.claims[i] = append(r.claimed(), r.claimedGroups()...)
 	}
 	return c
+}
+
+// claimedGroups are r's groups of two or more appearances given 0.5 or
+// more and not explained by another's blocks, each as a match of the
+// blocks of all its members: claims that one of them is the wallet's,
+// where each member alone may be given less than half (Report.claimed).
+func (r *Report) claimedGroups() []*Match {
+	slot := map[int]int{}
+	for gi := range r.Groups {
+		if g := &r.Groups[gi]; g.Appearances >= 2 && g.Probability >= 0.5 && !g.Nested {
+			slot[gi+1] = len(slot)
+		}
+	}
+	if len(slot) == 0 {
+		return nil
+	}
+	out, seen := make([]*Match, len(slot)), make([]map[int32]bool, len(slot))
+	for i := range out {
+		out[i], seen[i] = &Match{}, map[int32]bool{}
+	}
+	for k := range r.Matched {
+		s, ok := slot[r.Matched[k].Group]
+		if !ok {
+			continue
+		}
+		for _, h := range r.Matched[k].Heights {
+			if !seen[s][h] {
+				seen[s][h] = true
+				out[s].Heights = append(out[s].Heights, h)
+			}
+		}
+	}
+	return out
 }
 
 // rival reports whether the sessions of reports i and j fetch for
 // different scripts (skipped, as warnSharedClients asks): one of the two
 // scanned every block of a script the other claims and did not fetch all
-// of them. Two sessions of one wallet, from two addresses, fetch the same
-// wallet's blocks and are not rivals.
+// of them, or every block of a group the other claims (claimedGroups).
+// Where every wallet is paid in the same blocks, a group's members share
+// its probability, each given less than half, and the groups are the
+// only claims to compare. Two sessions of one wallet, from two
+// addresses, fetch the same wallet's blocks and are not rivals.
 func (c *coFetch) rival(i, j int) bool {
 	key := [2]int{min(i, j), max(i, j)}
 	d, ok := c.apart[key]

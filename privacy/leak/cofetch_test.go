@@ -93,3 +93,57 @@ func TestCoFetchedBoundSaid(t *testing.T) {
 		}
 	}
 }
+
+// TestCoFetchedGroupClaims: on blocks where every wallet is paid (a
+// round's payments in one block), a group's members share its
+// probability and each is given less than half, so that only the group
+// claims anything. The two sessions, from two addresses, fetch w's
+// group's blocks (10 to 40) and only the first x's (100 to 140): the
+// second scanned x's group and left it, so the two fetch for different
+// scripts, and their claims on w's group, 0.9 each, are divided by their
+// sum. Sessions that fetch the same blocks (one wallet's) are left
+// alone.
+func TestCoFetchedGroupClaims(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "wc", Heights: []int32{10, 20}, Txs: oneTx(1, 1)},
+		{Candidate: "x", Heights: []int32{100, 120, 140}, Txs: oneTx(2, 2, 2)},
+		{Candidate: "xc", Heights: []int32{100, 120}, Txs: oneTx(2, 2)},
+	}
+	both, wOnly := []int{10, 20, 30, 40, 100, 120, 140}, []int{10, 20, 30, 40, 77}
+	for _, c := range []struct {
+		name    string
+		bFetch  []int
+		divided bool
+	}{
+		{"different scripts", wOnly, true},
+		{"one wallet's blocks", both, false},
+	} {
+		a, b := scanReport("127.0.0.1:1000", both, entries), scanReport("127.0.0.2:1000", c.bFetch, entries)
+		for _, r := range []*Report{a, b} {
+			for k := range r.Matched {
+				r.Matched[k].Probability = 0.4
+			}
+			for gi := range r.Groups {
+				g := &r.Groups[gi]
+				g.Probability, g.ProbabilityLow, g.ProbabilityHigh = 0.9, 0.8, 0.95
+			}
+		}
+		if unitPOf(a, "w") != 0.9 || unitPOf(a, "x") != 0.9 || unitPOf(b, "w") != 0.9 || a.Matched[0].Group == 0 {
+			t.Fatalf("%s: w given %g and %g, x %g: want them grouped", c.name, unitPOf(a, "w"), unitPOf(b, "w"), unitPOf(a, "x"))
+		}
+		coFetched([]*Report{a, b})
+		want := 0.9
+		if c.divided {
+			want = 0.5
+		}
+		for _, r := range []*Report{a, b} {
+			if got := unitPOf(r, "w"); got-want > 1e-12 || want-got > 1e-12 {
+				t.Errorf("%s: %s gives w's group %g, want %g", c.name, r.Client, got, want)
+			}
+		}
+		if got := unitPOf(a, "x"); got != 0.9 {
+			t.Errorf("%s: x's group went from 0.9 to %g, want it kept", c.name, got)
+		}
+	}
+}

@@ -668,7 +668,7 @@ func scoreShape(t *testing.T, shape captureShape, seed uint64) *simulate.Score {
 		t.Fatal(err)
 	}
 	if dir := os.Getenv("SPVFILTER_WALLET_CAPTURE_DIR"); dir != "" {
-		keep(t, dir, raw, c.index, labels, doc)
+		keep(t, filepath.Join(dir, fmt.Sprintf("%s-%d", shape.name, seed)), raw, c.index, labels, doc)
 	}
 	for _, r := range reps {
 		t.Logf("session %s: B = %d, F = %d, %d matches, %d confident, %d groups; warnings %q", r.Session, r.ScannedBlocks, r.FetchedBlocks,
@@ -815,7 +815,9 @@ func binCell(b simulate.Bin) string {
 }
 
 // keep writes the capture, index, labels and report for "privacy
-// fetches" and "privacy evaluate" to be run on by hand.
+// fetches" and "privacy evaluate" to be run on by hand, into dir (one
+// directory for each chain and seed, SPVFILTER_WALLET_CAPTURE_DIR/
+// together-21 for instance).
 func keep(t *testing.T, dir string, capt, index []byte, labels *simulate.Labels, report []byte) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
