@@ -14,18 +14,6 @@ import (
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
-// closedAddr returns a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
-
 // TestNotUsedWhy: the reason a rescan's waiting warning gives for a peer
 // it waits on (awaited, notUsedWhy), for connections peer.Dial could not
 // make (each error made by a dial over loopback, directly or through a
@@ -75,12 +63,12 @@ func TestNotUsedWhy(t *testing.T) {
 		{"proxy refuses", via(func(t *testing.T) string {
 			return peertest.NewSOCKSProxy(t, peertest.SOCKSConfig{Refuse: peertest.SOCKSConnectionRefused}).Addr
 		}), "", "not connected: the SOCKS5 proxy %p did not connect to it: "},
-		{"proxy unreachable", via(closedAddr), "", "not connected: the SOCKS5 proxy %p could not be reached: connection refused (nothing listens there)"},
+		{"proxy unreachable", via(func(t *testing.T) string { return peertest.ClosedAddr(t) }), "", "not connected: the SOCKS5 proxy %p could not be reached: connection refused (nothing listens there)"},
 		{"another reason", nil, "stalled: no answer to getheaders in 10s", "stalled: no answer to getheaders in 10s"},
 		{"connecting", nil, "connecting", "connecting"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			addr := closedAddr(t)
+			addr := peertest.ClosedAddr(t)
 			st := pool.Status{Addr: addr, Reason: tt.reason}
 			want := tt.want
 			if tt.dial != nil {
@@ -112,7 +100,7 @@ func TestNotUsedWhy(t *testing.T) {
 // and *WaitError give (awaited), by what failed, not by the dial's error.
 func TestAwaitedInWords(t *testing.T) {
 	needFixture(t)
-	down := closedAddr(t)
+	down := peertest.ClosedAddr(t)
 	c := connectWith(t, Config{Peers: []string{fx.node.P2PAddr, down}, Params: fx.node.Params, Timeout: 5 * time.Second})
 	got := c.awaited()
 	t.Logf("%s", got)

@@ -76,7 +76,9 @@ func TestDisputeNamesRefusals(t *testing.T) {
 					return []wire.Message{m}, false
 				})
 				log := &linesLog{t: t, start: time.Now()}
-				c := connectWith(t, Config{Peers: []string{quitter, liar.Addr}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log, DataDir: dir})
+				// ConnectOnly: the peer that wrote the store is not dialled
+				// again from the peers it remembers.
+				c := connectWith(t, Config{Peers: []string{quitter, liar.Addr}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log, DataDir: dir, ConnectOnly: true})
 				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				_, err := c.FilterHeader(ctx, fx.tip)
 				cancel()

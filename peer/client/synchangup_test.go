@@ -2,10 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/binary"
-	"io"
-	"net"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,36 +17,15 @@ import (
 func hangUpOnGetHeaders(t *testing.T, target string, n int32) (string, *atomic.Int32) {
 	t.Helper()
 	var conns, ends atomic.Int32
-	addr, _ := listenLoopback(t, func(g *gateConns, c net.Conn) {
-		u, err := net.Dial("tcp", target)
-		if err != nil {
-			c.Close()
-			return
-		}
-		g.add(u)
-		hangUp := conns.Add(1) <= n
-		go io.Copy(c, u)
-		go func() {
-			defer c.Close()
-			defer u.Close()
-			hdr := make([]byte, 24)
-			for {
-				if _, err := io.ReadFull(c, hdr); err != nil {
-					return
-				}
-				body := make([]byte, binary.LittleEndian.Uint32(hdr[16:20]))
-				if _, err := io.ReadFull(c, body); err != nil {
-					return
-				}
-				if hangUp && strings.TrimRight(string(hdr[4:16]), "\x00") == wire.CmdGetHeaders {
-					ends.Add(1)
-					return
-				}
-				if _, err := u.Write(append(hdr, body...)); err != nil {
-					return
-				}
+	addr := hangUpOnClient(t, target, func() func(string, []byte) bool {
+		first := conns.Add(1) <= n
+		return func(cmd string, _ []byte) bool {
+			if !first || cmd != wire.CmdGetHeaders {
+				return false
 			}
-		}()
+			ends.Add(1)
+			return true
+		}
 	})
 	return addr, &ends
 }
