@@ -33,6 +33,30 @@ import (
 func hangUpOnAsk(t *testing.T, target string, nth int) (string, *atomic.Int32) {
 	t.Helper()
 	var ends atomic.Int32
+	addr := hangUpOnClient(t, target, func() func(string, []byte) bool {
+		asks := 0
+		return func(cmd string, body []byte) bool {
+			if cmd != wire.CmdGetData || !asksBlocks(body) {
+				return false
+			}
+			if asks++; asks != nth {
+				return false
+			}
+			ends.Add(1)
+			return true
+		}
+	})
+	return addr, &ends
+}
+
+// hangUpOnClient starts a loopback relay to the node at target that
+// passes the node's bytes on as they come and the client's message by
+// message, asking each connection's hangUp (newHangUp's, one a
+// connection) about each: the first it reports true for is not passed
+// on, and the relay hangs up both sides at once. It returns the relay's
+// address.
+func hangUpOnClient(t *testing.T, target string, newHangUp func() func(cmd string, body []byte) bool) string {
+	t.Helper()
 	addr, _ := listenLoopback(t, func(g *gateConns, c net.Conn) {
 		u, err := net.Dial("tcp", target)
 		if err != nil {
@@ -40,11 +64,11 @@ func hangUpOnAsk(t *testing.T, target string, nth int) (string, *atomic.Int32) {
 			return
 		}
 		g.add(u)
+		hangUp := newHangUp()
 		go io.Copy(c, u)
 		go func() {
 			defer c.Close()
 			defer u.Close()
-			asks := 0
 			hdr := make([]byte, 24)
 			for {
 				if _, err := io.ReadFull(c, hdr); err != nil {
@@ -54,11 +78,8 @@ func hangUpOnAsk(t *testing.T, target string, nth int) (string, *atomic.Int32) {
 				if _, err := io.ReadFull(c, body); err != nil {
 					return
 				}
-				if strings.TrimRight(string(hdr[4:16]), "\x00") == wire.CmdGetData && asksBlocks(body) {
-					if asks++; asks == nth {
-						ends.Add(1)
-						return
-					}
+				if hangUp(strings.TrimRight(string(hdr[4:16]), "\x00"), body) {
+					return
 				}
 				if _, err := u.Write(append(hdr, body...)); err != nil {
 					return
@@ -66,7 +87,7 @@ func hangUpOnAsk(t *testing.T, target string, nth int) (string, *atomic.Int32) {
 			}
 		}()
 	})
-	return addr, &ends
+	return addr
 }
 
 // hangUpsOnAsk starts n relays to the fixture's node, each hanging up on

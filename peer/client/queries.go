@@ -185,7 +185,10 @@ func (c *Client) FilterHeader(ctx context.Context, height int32) (chainhash.Hash
 // height: kept from an earlier verification of this client's life that
 // more than one peer took part in (the store's records are trusted only
 // once the peers have been compared with them), or verified now. A header
-// only one of several peers could state is an *OnePeerError.
+// only one of several peers could state is an *OnePeerError. A peer whose
+// request failed the verification is judged by its own error (blame), and
+// the error returned names after it the requests refused or cut off in
+// the same download (a dispute's block, see settleAt and judged).
 func (c *Client) agreedFilterHeader(ctx context.Context, height int32) (prev, header chainhash.Hash, err error) {
 	c.opMu.Lock()
 	defer c.opMu.Unlock()
@@ -204,7 +207,7 @@ func (c *Client) agreedFilterHeader(ctx context.Context, height int32) (prev, he
 		var f *pool.Failure
 		if errors.As(err, &f) {
 			c.blame(f.Member, f.Err)
-			err = f.Err
+			err = judged(err, f)
 		}
 		return prev, header, err
 	}

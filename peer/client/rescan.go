@@ -500,8 +500,9 @@ func (r *Rescan) waitPeers(ctx context.Context, what string) error {
 	return nil
 }
 
-// awaited names the peers not banned, each with why it is not used or
-// the height it holds, and how many are banned.
+// awaited names the peers not banned, each with why it is not used (in
+// words, see notUsedWhy) or the height it holds, and how many are
+// banned.
 func (c *Client) awaited() string {
 	var named []string
 	banned := 0
@@ -510,7 +511,7 @@ func (c *Client) awaited() string {
 		case st.Banned:
 			banned++
 		case st.Reason != "":
-			named = append(named, fmt.Sprintf("%s (%s)", st.Addr, st.Reason))
+			named = append(named, fmt.Sprintf("%s (%s)", st.Addr, notUsedWhy(st)))
 		default:
 			named = append(named, fmt.Sprintf("%s (holds up to height %d)", st.Addr, c.views.tip(m)))
 		}

@@ -839,7 +839,8 @@ func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error 
 // heights verified: they are verified again at once with the peers left,
 // as many times as peers are banned, so that the tip is not left
 // unverified until the next block (with one peer left, they rest on it,
-// and are kept so, see noteVerified). Called with opMu held.
+// and are kept so, see noteVerified). A dropped peer's failure that ends
+// it is returned as judged names it. Called with opMu held.
 func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
 	for disputes, drops := 0, 0; ; {
 		ms := c.pool.Serving(wire.SFNodeCF)
@@ -863,7 +864,7 @@ func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
 			// Dropped, not proven false: the peers left verify without
 			// it, a few times at most.
 			if drops++; drops > maxAttempts || len(c.pool.Serving(wire.SFNodeCF)) == 0 {
-				return err
+				return judged(err, f)
 			}
 		}
 		c.logf("service: %v: verifying filter headers %d..%d again with the peers left", f.Err, from, to)

@@ -1,0 +1,118 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/btcsuite/btcd/wire"
+	"github.com/spvfilter/spvfilter/peer"
+	"github.com/spvfilter/spvfilter/peer/peertest"
+	"github.com/spvfilter/spvfilter/peer/pool"
+)
+
+// forgeTipHash has a liar's cfheaders state another filter hash for the
+// block tip (the last hash of an answer ending there).
+func forgeTipHash(m wire.Message, tip chainhash.Hash) {
+	if cf, ok := m.(*wire.MsgCFHeaders); ok && cf.StopHash == tip && len(cf.FilterHashes) > 0 {
+		forged := *cf.FilterHashes[len(cf.FilterHashes)-1]
+		forged[0] ^= 1
+		cf.FilterHashes[len(cf.FilterHashes)-1] = &forged
+	}
+}
+
+// TestDisputeNamesRefusals: FilterHeader of the tip with two peers, an
+// honest one that hangs up on every block request (before passing it
+// on) and a liar that serves blocks not their headers'. A dispute about
+// the tip's filter is settled by its block: the liar states another
+// filter hash for it (settleAt), or, with a data directory whose stored
+// filter header of the tip a peer stating another hash wrote, the two
+// peers agree and the store differs (settleStored). When the dispute's
+// download asks the honest peer first, its end is planned again onto
+// the liar, whose lie fails the download: the error the query returns
+// names the lie and the end, each found by errors.As, the liar banned
+// for its own lie alone and the peer that hung up charged nothing.
+// settleAt and settleStored pass the download's error on as it is;
+// before, the query (agreedFilterHeader) returned the lie's own error
+// alone, the refusals dropped where the failure was judged.
+func TestDisputeNamesRefusals(t *testing.T) {
+	needFixture(t)
+	tip := blockHashAt(t, fx.tip)
+	for _, tt := range []struct {
+		name   string
+		stored bool
+	}{
+		{"the peers disagree", false},
+		{"the store differs", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			const rounds = 10
+			ran, named := 0, 0
+			for round := 0; round < rounds && ran < 3; round++ {
+				dir := ""
+				if tt.stored {
+					dir = t.TempDir()
+					forger := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+						forgeTipHash(m, tip)
+						return []wire.Message{m}, false
+					})
+					w := connectWith(t, Config{Peers: []string{forger.Addr}, Params: fx.node.Params, Timeout: 10 * time.Second, DataDir: dir})
+					if _, err := w.FilterHeader(context.Background(), fx.tip); err != nil {
+						t.Fatal(err)
+					}
+					w.Close()
+				}
+				quitter, ends := hangUpOnAsk(t, fx.node.P2PAddr, 1)
+				liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+					if !tt.stored {
+						forgeTipHash(m, tip)
+					}
+					if b, ok := m.(*wire.MsgBlock); ok {
+						b.Transactions[0].LockTime ^= 1
+					}
+					return []wire.Message{m}, false
+				})
+				log := &linesLog{t: t, start: time.Now()}
+				// ConnectOnly: the peer that wrote the store is not dialled
+				// again from the peers it remembers.
+				c := connectWith(t, Config{Peers: []string{quitter, liar.Addr}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log, DataDir: dir, ConnectOnly: true})
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				_, err := c.FilterHeader(ctx, fx.tip)
+				cancel()
+				if ends.Load() == 0 {
+					t.Logf("round %d: the dispute's block was not asked of the peer that hangs up first: %v", round, err)
+					continue
+				}
+				ran++
+				liarSt := c.pool.Status(clientMember(t, c, liar.Addr))
+				quitSt := c.pool.Status(clientMember(t, c, quitter))
+				t.Logf("round %d: %v; liar %+v; the peer that hung up %+v", round, err, liarSt, quitSt)
+				var pe *peer.PeerError
+				var f *pool.Failure
+				switch {
+				case !errors.Is(err, peer.ErrBadBlock) || !strings.Contains(err.Error(), liar.Addr) || !liarSt.Banned:
+					t.Errorf("round %d: %v, liar banned %v: want its lie named and it banned", round, err, liarSt.Banned)
+				case !errors.Is(err, peer.ErrDisconnected) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "peer "+quitter+": getdata block: "+peer.ErrDisconnected.Error()):
+					t.Errorf("round %d: %v: the end of %s not named", round, err, quitter)
+				case errors.As(err, &f):
+					t.Errorf("round %d: %v still holds a failure, to be judged again", round, err)
+				default:
+					named++
+				}
+				if strings.Contains(liarSt.Reason, quitter) {
+					t.Errorf("round %d: the liar's ban names the other peer's end: %s", round, liarSt.Reason)
+				}
+				if quitSt.Banned || log.count("dropped "+quitter) > 0 {
+					t.Errorf("round %d: the peer that hung up charged: %+v", round, quitSt)
+				}
+			}
+			t.Logf("%d rounds with the peer that hangs up asked first: the error named its end in %d", ran, named)
+			if ran == 0 {
+				t.Fatalf("the peer that hangs up was never asked first in %d rounds: the attack did not run", rounds)
+			}
+		})
+	}
+}
