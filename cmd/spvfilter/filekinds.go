@@ -187,7 +187,12 @@ func captureLineError(path string, err error) error {
 		where += fmt.Sprintf(", field %q", le.Field)
 	}
 	want := ""
-	if le.Line == 1 && le.Field == "" {
+	switch {
+	case le.Field == "" && errors.Is(le.Err, io.ErrUnexpectedEOF):
+		// A line that ends inside its record: the file was cut, or
+		// copied while privacy capture was still writing it.
+		return usageError{&restated{where + ": the record is cut short (the line ends inside it: a file cut, or copied while privacy capture was writing it); want the JSON lines privacy capture writes, one whole record per line", err}}
+	case le.Line == 1 && le.Field == "":
 		// No line of a capture at all: a file of another kind, which
 		// kindOf did not know.
 		want = "; want the JSON lines privacy capture writes, one record per line"

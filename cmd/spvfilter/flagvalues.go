@@ -231,13 +231,21 @@ func nearestFlag(c *cobra.Command, name string) string {
 // flagSynonyms are, for a flag name that some command has or a
 // newcomer may try, the flags (with a value, for some) another command
 // or Bitcoin Core names the same thing with: privacy universe takes its
-// node with --peer, scan with --connect or --peer.
+// node with --peer, scan with --connect or --peer; privacy analyze takes
+// its candidates with --universe, privacy fetches with --index (the
+// chain.idx of privacy simulate); demo writes its plot to --plot, where
+// other commands write to --out.
 var flagSynonyms = map[string][]string{
 	"connect":  {"peer"},
 	"peer":     {"connect", "upstream"},
 	"node":     {"connect", "peer", "upstream"},
 	"upstream": {"peer", "connect"},
 	"testnet":  {"network testnet3 or --network testnet4"},
+	"universe": {"index"},
+	"chain":    {"index"},
+	"index":    {"universe"},
+	"proof":    {"merkleblock"},
+	"out":      {"plot"},
 }
 
 // editDistance is the Levenshtein distance between a and b.

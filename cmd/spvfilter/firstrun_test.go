@@ -1,0 +1,68 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestFirstRunMistakes: mistakes a first run of every command makes (a
+// flag named as another command names it, a capture cut short, a count
+// given to a flag that takes a file) are bad input that names the flag
+// and says what is taken, and cobra's commands (completion, help) show
+// examples. Before, the flag was said to be no flag with no hint, the cut
+// line was said to end too early with nothing wanted, the count was "no
+// such file or directory", and completion and help had no example.
+func TestFirstRunMistakes(t *testing.T) {
+	dir := t.TempDir()
+	const record = `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","session":"s1","command":"filterload","filterload":"174940d10c277befcb99c42247d4726c4a1fce8e9302111a070000001b6a5a9a02"}`
+	files := map[string]string{
+		"cut.jsonl":    record + "\n" + record[:60],
+		"universe.txt": coreElem1 + "\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cut, universe := filepath.Join(dir, "cut.jsonl"), filepath.Join(dir, "universe.txt")
+	for _, tt := range []struct {
+		name   string
+		args   []string
+		status int
+		want   []string // in the error (or, exit 0, the output)
+	}{
+		{"fetches --universe", []string{"privacy", "fetches", "--capture", cut, "--universe", universe},
+			exitBadInput, []string{"--universe: no such flag (did you mean --index?)"}},
+		{"fetches --chain", []string{"privacy", "fetches", "--capture", cut, "--chain", "chain.idx"},
+			exitBadInput, []string{"--chain: no such flag (did you mean --index?)"}},
+		{"analyze --index", []string{"privacy", "analyze", "--capture", cut, "--index", "chain.idx"},
+			exitBadInput, []string{"--index: no such flag (did you mean --universe?)"}},
+		{"merkleblock verify --proof", []string{"merkleblock", "verify", "--proof", "00"},
+			exitBadInput, []string{"--proof: no such flag (did you mean --merkleblock?)"}},
+		{"demo --out", []string{"demo", "--out", "x.svg"},
+			exitBadInput, []string{"--out: no such flag (did you mean --plot?)"}},
+		{"analyze cut capture", []string{"privacy", "analyze", "--capture", cut, "--universe", universe},
+			exitBadInput, []string{"--capture " + cut + ", line 2: the record is cut short", "want the JSON lines privacy capture writes, one whole record per line"}},
+		{"fetches cut capture", []string{"privacy", "fetches", "--capture", cut, "--index", filepath.Join(dir, "none.idx")},
+			exitBadInput, []string{"line 2: the record is cut short"}},
+		{"lab --blocks count", []string{"lab", "--blocks", "10"},
+			exitBadInput, []string{"--blocks 10: no such file or directory: --blocks takes a block file that lab --save-blocks wrote, not a count (with nodes, --from and --to choose the blocks)"}},
+		{"completion help", []string{"completion", "--help"}, exitOK, []string{"Examples:\n  source <(spvfilter completion bash)"}},
+		{"help help", []string{"help", "--help"}, exitOK, []string{"Examples:\n  spvfilter help scan"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, status := runCLI(t, "", tt.args...)
+			got := stderr
+			if tt.status == exitOK {
+				got = stdout
+			}
+			for _, w := range tt.want {
+				if status != tt.status || !strings.Contains(got, w) {
+					t.Errorf("status %d, stdout %q, stderr %q: want status %d and %q", status, stdout, stderr, tt.status, w)
+				}
+			}
+		})
+	}
+}
