@@ -32,25 +32,32 @@ func TestFirstRunMistakes(t *testing.T) {
 		args   []string
 		status int
 		want   []string // in the error (or, exit 0, the output)
+		not    []string // not in it
 	}{
 		{"fetches --universe", []string{"privacy", "fetches", "--capture", cut, "--universe", universe},
-			exitBadInput, []string{"--universe: no such flag (did you mean --index?)"}},
+			exitBadInput, []string{"--universe: no such flag (did you mean --index?)"}, nil},
 		{"fetches --chain", []string{"privacy", "fetches", "--capture", cut, "--chain", "chain.idx"},
-			exitBadInput, []string{"--chain: no such flag (did you mean --index?)"}},
+			exitBadInput, []string{"--chain: no such flag (did you mean --index?)"}, nil},
 		{"analyze --index", []string{"privacy", "analyze", "--capture", cut, "--index", "chain.idx"},
-			exitBadInput, []string{"--index: no such flag (did you mean --universe?)"}},
+			exitBadInput, []string{"--index: no such flag (did you mean --universe?)"}, nil},
 		{"merkleblock verify --proof", []string{"merkleblock", "verify", "--proof", "00"},
-			exitBadInput, []string{"--proof: no such flag (did you mean --merkleblock?)"}},
+			exitBadInput, []string{"--proof: no such flag (did you mean --merkleblock?)"}, nil},
 		{"demo --out", []string{"demo", "--out", "x.svg"},
-			exitBadInput, []string{"--out: no such flag (did you mean --plot?)"}},
+			exitBadInput, []string{"--out: no such flag (did you mean --plot?)"}, nil},
 		{"analyze cut capture", []string{"privacy", "analyze", "--capture", cut, "--universe", universe},
-			exitBadInput, []string{"--capture " + cut + ", line 2: the record is cut short", "want the JSON lines privacy capture writes, one whole record per line"}},
+			exitBadInput, []string{"--capture " + cut + ", line 2: the record is cut short", "want the JSON lines privacy capture writes, one whole record per line"}, nil},
 		{"fetches cut capture", []string{"privacy", "fetches", "--capture", cut, "--index", filepath.Join(dir, "none.idx")},
-			exitBadInput, []string{"line 2: the record is cut short"}},
+			exitBadInput, []string{"line 2: the record is cut short"}, nil},
 		{"lab --blocks count", []string{"lab", "--blocks", "10"},
-			exitBadInput, []string{"--blocks 10: no such file or directory: --blocks takes a block file that lab --save-blocks wrote, not a count (with nodes, --from and --to choose the blocks)"}},
-		{"completion help", []string{"completion", "--help"}, exitOK, []string{"Examples:\n  source <(spvfilter completion bash)"}},
-		{"help help", []string{"help", "--help"}, exitOK, []string{"Examples:\n  spvfilter help scan"}},
+			exitBadInput, []string{"--blocks 10: no such file or directory: --blocks takes a block file that lab --save-blocks wrote, not a count (with nodes, --from and --to choose the blocks)"}, nil},
+		{"scan --birthday", []string{"scan", "--network", "regtest", "--connect", "127.0.0.1:1", "--watch", "00", "--birthday", "2024-01-01"},
+			exitBadInput, []string{"--birthday: no such flag (did you mean --from HEIGHT?)"}, nil},
+		{"block hash of zeros", []string{"gcs", "match", "--filter", "00", "--block-hash", "00", "00"},
+			exitBadInput, []string{"--block-hash: 1 byte, a hash has 32 (64 hex digits, as RPC shows it)"}, []string{"zero hash", "genesis"}},
+		{"previous header of zeros", []string{"gcs", "header", "--filter", "00", "--prev-header", "00"},
+			exitBadInput, []string{"--prev-header: 1 byte, a hash has 32", "the zero hash (the genesis block's previous header) is 64 zeros"}, nil},
+		{"completion help", []string{"completion", "--help"}, exitOK, []string{"Examples:\n  source <(spvfilter completion bash)"}, nil},
+		{"help help", []string{"help", "--help"}, exitOK, []string{"Examples:\n  spvfilter help scan"}, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr, status := runCLI(t, "", tt.args...)
@@ -61,6 +68,11 @@ func TestFirstRunMistakes(t *testing.T) {
 			for _, w := range tt.want {
 				if status != tt.status || !strings.Contains(got, w) {
 					t.Errorf("status %d, stdout %q, stderr %q: want status %d and %q", status, stdout, stderr, tt.status, w)
+				}
+			}
+			for _, w := range tt.not {
+				if strings.Contains(got, w) {
+					t.Errorf("stderr %q: want no %q", stderr, w)
 				}
 			}
 		})

@@ -234,7 +234,7 @@ func nearestFlag(c *cobra.Command, name string) string {
 // node with --peer, scan with --connect or --peer; privacy analyze takes
 // its candidates with --universe, privacy fetches with --index (the
 // chain.idx of privacy simulate); demo writes its plot to --plot, where
-// other commands write to --out.
+// other commands write to --out; a wallet's birthday is a first height.
 var flagSynonyms = map[string][]string{
 	"connect":  {"peer"},
 	"peer":     {"connect", "upstream"},
@@ -246,6 +246,7 @@ var flagSynonyms = map[string][]string{
 	"index":    {"universe"},
 	"proof":    {"merkleblock"},
 	"out":      {"plot"},
+	"birthday": {"from HEIGHT"},
 }
 
 // editDistance is the Levenshtein distance between a and b.
