@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
@@ -197,7 +198,12 @@ func captureLineError(path string, err error) error {
 		// kindOf did not know.
 		want = "; want the JSON lines privacy capture writes, one record per line"
 	}
-	return usageError{&restated{where + ": " + words(le.Err) + want, err}}
+	msg := words(le.Err)
+	if le.Field != "" {
+		// The field is named once, in where.
+		msg = strings.Replace(msg, fmt.Sprintf("field %q holds", le.Field), "it holds", 1)
+	}
+	return usageError{&restated{where + ": " + msg + want, err}}
 }
 
 // checkCaptureOut refuses an --out file that capture would append its

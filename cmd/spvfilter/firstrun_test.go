@@ -9,17 +9,21 @@ import (
 
 // TestFirstRunMistakes: mistakes a first run of every command makes (a
 // flag named as another command names it, a capture cut short, a count
-// given to a flag that takes a file) are bad input that names the flag
-// and says what is taken, and cobra's commands (completion, help) show
-// examples. Before, the flag was said to be no flag with no hint, the cut
-// line was said to end too early with nothing wanted, the count was "no
-// such file or directory", and completion and help had no example.
+// given to a flag that takes a file, a capture field of the wrong kind)
+// are bad input that names the flag and says what is taken, and cobra's
+// commands (completion, help) show examples. Before, the flag was said to
+// be no flag with no hint, the cut line was said to end too early with
+// nothing wanted, the count was "no such file or directory", a field was
+// named twice and a fraction was refused where "a number" was wanted, and
+// completion and help had no example.
 func TestFirstRunMistakes(t *testing.T) {
 	dir := t.TempDir()
 	const record = `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","session":"s1","command":"filterload","filterload":"174940d10c277befcb99c42247d4726c4a1fce8e9302111a070000001b6a5a9a02"}`
 	files := map[string]string{
-		"cut.jsonl":    record + "\n" + record[:60],
-		"universe.txt": coreElem1 + "\n",
+		"cut.jsonl":     record + "\n" + record[:60],
+		"universe.txt":  coreElem1 + "\n",
+		"type.jsonl":    `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"getcfilters","filter_type":1.5,"start_height":14,"stop_hash":"6b3ad459f172f5b71abedc48ba41ce8074df1f7bf83c0326c0cc1e36eb709413"}` + "\n",
+		"command.jsonl": `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":7}` + "\n",
 	}
 	for name, text := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
@@ -56,6 +60,10 @@ func TestFirstRunMistakes(t *testing.T) {
 			exitBadInput, []string{"--block-hash: 1 byte, a hash has 32 (64 hex digits, as RPC shows it)"}, []string{"zero hash", "genesis"}},
 		{"previous header of zeros", []string{"gcs", "header", "--filter", "00", "--prev-header", "00"},
 			exitBadInput, []string{"--prev-header: 1 byte, a hash has 32", "the zero hash (the genesis block's previous header) is 64 zeros"}, nil},
+		{"capture field of a fraction", []string{"privacy", "fetches", "--capture", filepath.Join(dir, "type.jsonl"), "--index", filepath.Join(dir, "none.idx")},
+			exitBadInput, []string{`line 1, field "filter_type": it holds a JSON number 1.5 where a whole number from 0 to 255 is wanted`}, nil},
+		{"capture field of another kind", []string{"privacy", "analyze", "--capture", filepath.Join(dir, "command.jsonl"), "--universe", universe},
+			exitBadInput, []string{`line 1, field "command": it holds a JSON number where a string is wanted`}, nil},
 		{"completion help", []string{"completion", "--help"}, exitOK, []string{"Examples:\n  source <(spvfilter completion bash)"}, nil},
 		{"help help", []string{"help", "--help"}, exitOK, []string{"Examples:\n  spvfilter help scan"}, nil},
 	} {
