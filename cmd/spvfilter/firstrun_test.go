@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,6 +32,15 @@ func TestFirstRunMistakes(t *testing.T) {
 		}
 	}
 	cut, universe := filepath.Join(dir, "cut.jsonl"), filepath.Join(dir, "universe.txt")
+	// Files beyond what an argument reads: raw bytes (a blk*.dat file of
+	// Bitcoin Core, say), and hex.
+	bigBinary, bigHex := filepath.Join(dir, "big.dat"), filepath.Join(dir, "big.hex")
+	if err := os.WriteFile(bigBinary, make([]byte, maxHexInput+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bigHex, bytes.Repeat([]byte("00"), maxHexInput/2+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tt := range []struct {
 		name   string
 		args   []string
@@ -64,6 +74,10 @@ func TestFirstRunMistakes(t *testing.T) {
 			exitBadInput, []string{`line 1, field "filter_type": it holds a JSON number 1.5 where a whole number from 0 to 255 is wanted`}, nil},
 		{"capture field of another kind", []string{"privacy", "analyze", "--capture", filepath.Join(dir, "command.jsonl"), "--universe", universe},
 			exitBadInput, []string{`line 1, field "command": it holds a JSON number where a string is wanted`}, nil},
+		{"binary file too long", []string{"gcs", "build", "--block", "@" + bigBinary},
+			exitBadInput, []string{"--block: @" + bigBinary + " holds binary data, not hex, and is longer than the 16777216 bytes (16 MiB) an argument reads: give one value as hex"}, nil},
+		{"hex file too long", []string{"bloom", "match", "--filter", corePayload, "@" + bigHex},
+			exitBadInput, []string{"element 1: @" + bigHex + " is longer than the 16777216 bytes (16 MiB) an argument reads: give one value as hex, or items one per line"}, nil},
 		{"completion help", []string{"completion", "--help"}, exitOK, []string{"Examples:\n  source <(spvfilter completion bash)"}, nil},
 		{"help help", []string{"help", "--help"}, exitOK, []string{"Examples:\n  spvfilter help scan"}, nil},
 	} {
