@@ -22,7 +22,7 @@ func TestFirstRunMistakes(t *testing.T) {
 	const record = `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","session":"s1","command":"filterload","filterload":"174940d10c277befcb99c42247d4726c4a1fce8e9302111a070000001b6a5a9a02"}`
 	files := map[string]string{
 		"cut.jsonl":     record + "\n" + record[:60],
-		"universe.txt":  coreElem1 + "\n",
+		"universe.txt":  "# candidates of regtest blocks 0..1\n" + coreElem1 + " # height 1\n",
 		"type.jsonl":    `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"getcfilters","filter_type":1.5,"start_height":14,"stop_hash":"6b3ad459f172f5b71abedc48ba41ce8074df1f7bf83c0326c0cc1e36eb709413"}` + "\n",
 		"command.jsonl": `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":7}` + "\n",
 	}
@@ -78,6 +78,8 @@ func TestFirstRunMistakes(t *testing.T) {
 			exitBadInput, []string{"--block: @" + bigBinary + " holds binary data, not hex, and is longer than the 16777216 bytes (16 MiB) an argument reads: give one value as hex"}, nil},
 		{"hex file too long", []string{"bloom", "match", "--filter", corePayload, "@" + bigHex},
 			exitBadInput, []string{"element 1: @" + bigHex + " is longer than the 16777216 bytes (16 MiB) an argument reads: give one value as hex, or items one per line"}, nil},
+		{"index over a universe", []string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", filepath.Join(dir, "u.txt"), "--index", universe},
+			exitBadInput, []string{"--index " + universe + ": the file exists, and holds a universe of candidates (privacy universe, privacy simulate) (give --force to replace it)"}, nil},
 		{"completion help", []string{"completion", "--help"}, exitOK, []string{"Examples:\n  source <(spvfilter completion bash)"}, nil},
 		{"help help", []string{"help", "--help"}, exitOK, []string{"Examples:\n  spvfilter help scan"}, nil},
 	} {
