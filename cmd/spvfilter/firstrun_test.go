@@ -80,6 +80,10 @@ func TestFirstRunMistakes(t *testing.T) {
 			exitBadInput, []string{"element 1: @" + bigHex + " is longer than the 16777216 bytes (16 MiB) an argument reads: give one value as hex, or items one per line"}, nil},
 		{"index over a universe", []string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", filepath.Join(dir, "u.txt"), "--index", universe},
 			exitBadInput, []string{"--index " + universe + ": the file exists, and holds a universe of candidates (privacy universe, privacy simulate) (give --force to replace it)"}, nil},
+		{"sweep range backwards", []string{"privacy", "model", "--sweep", "addresses=5..1"},
+			exitBadInput, []string{`addresses: "5..1": range end below its start: want START..END with END at least START`}, nil},
+		{"sweep step of 0", []string{"privacy", "model", "--sweep", "addresses=1..5:0"},
+			exitBadInput, []string{`addresses: "1..5:0": step must be above 0: want START..END:STEP with STEP above 0`}, nil},
 		{"completion help", []string{"completion", "--help"}, exitOK, []string{"Examples:\n  source <(spvfilter completion bash)"}, nil},
 		{"help help", []string{"help", "--help"}, exitOK, []string{"Examples:\n  spvfilter help scan"}, nil},
 	} {

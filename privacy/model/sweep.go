@@ -90,7 +90,7 @@ func parseSweepItem(item string) ([]float64, error) {
 		return nil, err
 	}
 	if end < start {
-		return nil, errors.New("range end below its start")
+		return nil, errors.New("range end below its start: want START..END with END at least START")
 	}
 	geometric, inc := false, 1.0
 	if hasStep {
@@ -105,11 +105,11 @@ func parseSweepItem(item string) ([]float64, error) {
 	var out []float64
 	switch {
 	case geometric && !(inc > 1):
-		return nil, errors.New("geometric factor must exceed 1")
+		return nil, errors.New("geometric factor must exceed 1: want START..END:xFACTOR with FACTOR above 1, such as x10")
 	case geometric && !(start > 0):
-		return nil, errors.New("geometric range must start above 0")
+		return nil, errors.New("geometric range must start above 0: want START..END:xFACTOR with START above 0")
 	case !geometric && !(inc > 0):
-		return nil, errors.New("step must be above 0")
+		return nil, errors.New("step must be above 0: want START..END:STEP with STEP above 0")
 	}
 	// Values are computed from the index, not accumulated, so that
 	// 0.1-steps do not drift; a relative slack keeps the end point.
