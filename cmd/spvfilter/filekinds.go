@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"regexp"
+	"strings"
 
 	"github.com/spvfilter/spvfilter/privacy/capture"
 	"github.com/spvfilter/spvfilter/privacy/simulate"
@@ -187,12 +188,22 @@ func captureLineError(path string, err error) error {
 		where += fmt.Sprintf(", field %q", le.Field)
 	}
 	want := ""
-	if le.Line == 1 && le.Field == "" {
+	switch {
+	case le.Field == "" && errors.Is(le.Err, io.ErrUnexpectedEOF):
+		// A line that ends inside its record: the file was cut, or
+		// copied while privacy capture was still writing it.
+		return usageError{&restated{where + ": the record is cut short (the line ends inside it: a file cut, or copied while privacy capture was writing it); want the JSON lines privacy capture writes, one whole record per line", err}}
+	case le.Line == 1 && le.Field == "":
 		// No line of a capture at all: a file of another kind, which
 		// kindOf did not know.
 		want = "; want the JSON lines privacy capture writes, one record per line"
 	}
-	return usageError{&restated{where + ": " + words(le.Err) + want, err}}
+	msg := words(le.Err)
+	if le.Field != "" {
+		// The field is named once, in where.
+		msg = strings.Replace(msg, fmt.Sprintf("field %q holds", le.Field), "it holds", 1)
+	}
+	return usageError{&restated{where + ": " + msg + want, err}}
 }
 
 // checkCaptureOut refuses an --out file that capture would append its

@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // errGivenTwice is the cause of a flag given a second value.
@@ -38,55 +39,12 @@ func (v *onceValue) Set(s string) error {
 		return errFlagAsValue
 	}
 	if v.Value.Type() == "float64" {
-		if err := floatHolds(s); err != nil {
+		if err := model.FloatHolds(s); err != nil {
 			return err
 		}
 	}
 	v.given = true
 	return v.Value.Set(s)
-}
-
-// floatRangeError is the cause of a number flag's value that a float64
-// cannot hold: its text names a number beyond the largest a float holds
-// (read as infinity, which pflag refuses without saying why), or one so
-// near 0 that it would be read as 0 (taken silently, and then refused
-// as 0, the text given lost).
-type floatRangeError struct {
-	text  string // the value as given
-	above bool   // beyond the largest: else, nearer 0 than the smallest
-}
-
-func (e *floatRangeError) Error() string {
-	neg := strings.HasPrefix(strings.TrimSpace(e.text), "-")
-	switch {
-	case e.above && neg:
-		return fmt.Sprintf("%s is below the lowest number a float can hold (about -1.8e308)", e.text)
-	case e.above:
-		return fmt.Sprintf("%s is above the largest number a float can hold (about 1.8e308)", e.text)
-	case neg:
-		return fmt.Sprintf("%s is above the largest number below 0 a float can hold (about -5e-324): it would be read as 0", e.text)
-	}
-	return fmt.Sprintf("%s is below the smallest number above 0 a float can hold (about 5e-324): it would be read as 0", e.text)
-}
-
-// floatHolds returns a *floatRangeError for s, the value of a float64
-// flag, when it parses as a number a float64 cannot hold (as strconv
-// parses it for pflag): infinite, or 0 for a number that is not 0. It
-// returns nil for any other value, one that does not parse included
-// (pflag says so).
-func floatHolds(s string) error {
-	x, err := strconv.ParseFloat(s, 64)
-	switch {
-	case errors.Is(err, strconv.ErrRange) && math.IsInf(x, 0):
-		return &floatRangeError{text: s, above: true}
-	case err != nil || x != 0:
-		return nil
-	}
-	// The exponent of a big.Float reaches far below a float64's.
-	if b, _, err := big.ParseFloat(s, 0, 64, big.ToNearestEven); err == nil && b.Sign() != 0 {
-		return &floatRangeError{text: s}
-	}
-	return nil
 }
 
 // listValue is a repeatable flag that refuses a value that is another of
@@ -201,7 +159,7 @@ func flagError(c *cobra.Command, err error) error {
 	if next := flagOf(c, iv.GetValue()); next != "" {
 		return usageError{&restated{fmt.Sprintf("--%s needs a value, not the flag %s (was its value left out?): give --%s VALUE (%s)", f.Name, next, f.Name, flagPurpose(f)), err}}
 	}
-	var fr *floatRangeError
+	var fr *model.FloatRangeError
 	if errors.As(cause, &fr) {
 		return usageError{&restated{fmt.Sprintf("--%s %q: %v", f.Name, iv.GetValue(), fr), err}}
 	}
@@ -273,13 +231,22 @@ func nearestFlag(c *cobra.Command, name string) string {
 // flagSynonyms are, for a flag name that some command has or a
 // newcomer may try, the flags (with a value, for some) another command
 // or Bitcoin Core names the same thing with: privacy universe takes its
-// node with --peer, scan with --connect or --peer.
+// node with --peer, scan with --connect or --peer; privacy analyze takes
+// its candidates with --universe, privacy fetches with --index (the
+// chain.idx of privacy simulate); demo writes its plot to --plot, where
+// other commands write to --out; a wallet's birthday is a first height.
 var flagSynonyms = map[string][]string{
 	"connect":  {"peer"},
 	"peer":     {"connect", "upstream"},
 	"node":     {"connect", "peer", "upstream"},
 	"upstream": {"peer", "connect"},
 	"testnet":  {"network testnet3 or --network testnet4"},
+	"universe": {"index"},
+	"chain":    {"index"},
+	"index":    {"universe"},
+	"proof":    {"merkleblock"},
+	"out":      {"plot"},
+	"birthday": {"from HEIGHT"},
 }
 
 // editDistance is the Levenshtein distance between a and b.

@@ -85,9 +85,9 @@ var gcsShortStream = regexp.MustCompile(`N=(\d+) needs at least (\d+) bits, the 
 func (a *app) readGCSHash(what, arg string) (chainhash.Hash, error) {
 	raw, err := a.readHexArg(what, arg)
 	// A few zeros given for the zero hash (the genesis block's previous
-	// filter header) are told how many it takes.
+	// filter header) are told how many it takes; no block hash is zero.
 	zeros := ""
-	if arg != "" && len(arg) < 2*chainhash.HashSize && strings.Trim(arg, "0") == "" {
+	if what == "--prev-header" && arg != "" && len(arg) < 2*chainhash.HashSize && strings.Trim(arg, "0") == "" {
 		zeros = fmt.Sprintf("; the zero hash (the genesis block's previous header) is %d zeros", 2*chainhash.HashSize)
 	}
 	if errors.Is(err, errOddHex) {

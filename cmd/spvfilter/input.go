@@ -94,7 +94,10 @@ func (a *app) readSource(what, arg string) (text, name string, ok bool, err erro
 		if k := kindOf(b); k != kindUnknown {
 			return "", "", false, badInput("%s: %s holds %s: %s", what, name, kindWords[k].what, kindWords[k].give)
 		}
-		return "", "", false, badInput("%s: %s is longer than %d bytes", what, name, maxHexInput)
+		if binaryHead(b[:4096]) {
+			return "", "", false, badInput("%s: %s holds binary data, not hex, and is longer than the %d bytes (16 MiB) an argument reads: give one value as hex (a block's hex, the largest, is under 8 MiB: getblock HASH 0 prints it)", what, name, maxHexInput)
+		}
+		return "", "", false, badInput("%s: %s is longer than the %d bytes (16 MiB) an argument reads: give one value as hex, or items one per line (a block's hex, the largest value, is under 8 MiB)", what, name, maxHexInput)
 	}
 	if utf16Text(b) {
 		return "", "", false, badInput("%s: %s is UTF-16 text (as Windows PowerShell writes with >): save it as UTF-8 or ASCII, such as with Out-File -Encoding ascii", what, name)

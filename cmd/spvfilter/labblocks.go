@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/btcsuite/btcd/wire"
@@ -16,6 +17,14 @@ import (
 // them, the source's name and the warnings their sets leave.
 func readLabBlocks(path string) ([]lab.Block, string, []string, error) {
 	file, err := openInputFile("--blocks", path)
+	if errors.Is(err, fs.ErrNotExist) {
+		// privacy simulate's --blocks is a count: say which this is.
+		msg := err.Error() + ": --blocks takes a block file that lab --save-blocks wrote"
+		if strings.Trim(path, "0123456789") == "" {
+			msg += ", not a count (with nodes, --from and --to choose the blocks)"
+		}
+		return nil, "", nil, usageError{&restated{msg, err}}
+	}
 	if err != nil {
 		return nil, "", nil, err
 	}

@@ -96,6 +96,11 @@ func refuseOverwrite(flag, path string, force bool) error {
 		return nil
 	}
 	if _, err := os.Lstat(path); err == nil {
+		if k := fileKindOf(path); k != kindUnknown {
+			// The file of another step, given here by mistake, is named
+			// before --force replaces it.
+			return badInput("%s %s: the file exists, and holds %s (give --force to replace it)", flag, path, kindWords[k].what)
+		}
 		return badInput("%s %s: the file exists (give --force to replace it)", flag, path)
 	}
 	return nil

@@ -39,7 +39,7 @@ func (v floatRangeValue) Type() string   { return "range" }
 func (v floatRangeValue) Set(s string) error {
 	lo, hi, _ := strings.Cut(s, "..")
 	for _, end := range []string{lo, hi} {
-		if err := floatHolds(strings.TrimSpace(end)); err != nil {
+		if err := model.FloatHolds(strings.TrimSpace(end)); err != nil {
 			return err // named as the end of the range given
 		}
 	}

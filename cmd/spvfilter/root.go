@@ -324,6 +324,7 @@ func (a *app) setUpHelp(root *cobra.Command) {
 	root.SetHelpFunc(func(c *cobra.Command, args []string) { a.help(c, args, textHelp) })
 	root.InitDefaultCompletionCmd()
 	if c, _, err := root.Find([]string{"completion"}); err == nil && c != root {
+		c.Example = completionExample
 		refuseUnknownShell(c)
 		for _, shell := range c.Commands() {
 			shell.Args = noArgs
@@ -563,6 +564,12 @@ func unknownCommand(c *cobra.Command, arg string) error {
 	return badInput("%s; see %s --help", msg, c.CommandPath())
 }
 
+// completionExample shows the completion script loaded in a shell and
+// installed for the next ones.
+const completionExample = `  source <(spvfilter completion bash)
+  spvfilter completion zsh > "${fpath[1]}/_spvfilter"
+  spvfilter completion fish > ~/.config/fish/completions/spvfilter.fish`
+
 // refuseUnknownShell makes "completion SHELL" with an unknown shell bad
 // input.
 func refuseUnknownShell(c *cobra.Command) {
@@ -586,6 +593,8 @@ func newHelpCommand() *cobra.Command {
 		Use:   "help [command]",
 		Short: "Help about any command",
 		Long:  "help prints the help of any command: spvfilter help [path to command].",
+		Example: `  spvfilter help scan
+  spvfilter help privacy model`,
 		ValidArgsFunction: func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			cmd, rest, err := c.Root().Find(args)
 			if err != nil || len(rest) > 0 {

@@ -192,6 +192,9 @@ func jsonKind(t reflect.Type) string {
 	if t == nil {
 		return "a value"
 	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	switch t.Kind() {
 	case reflect.Bool:
 		return "true or false"
@@ -199,8 +202,13 @@ func jsonKind(t reflect.Type) string {
 		return "a string"
 	case reflect.Slice, reflect.Array:
 		return "a list"
-	case reflect.Map, reflect.Struct, reflect.Pointer:
+	case reflect.Map, reflect.Struct:
 		return "an object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		bits := t.Bits()
+		return fmt.Sprintf("a whole number from %d to %d", -(int64(1) << (bits - 1)), int64(1)<<(bits-1)-1)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return fmt.Sprintf("a whole number from 0 to %d", uint64(1)<<(t.Bits()-1)*2-1)
 	}
 	return "a number"
 }

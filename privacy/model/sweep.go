@@ -90,7 +90,7 @@ func parseSweepItem(item string) ([]float64, error) {
 		return nil, err
 	}
 	if end < start {
-		return nil, errors.New("range end below its start")
+		return nil, errors.New("range end below its start: want START..END with END at least START")
 	}
 	geometric, inc := false, 1.0
 	if hasStep {
@@ -105,11 +105,11 @@ func parseSweepItem(item string) ([]float64, error) {
 	var out []float64
 	switch {
 	case geometric && !(inc > 1):
-		return nil, errors.New("geometric factor must exceed 1")
+		return nil, errors.New("geometric factor must exceed 1: want START..END:xFACTOR with FACTOR above 1, such as x10")
 	case geometric && !(start > 0):
-		return nil, errors.New("geometric range must start above 0")
+		return nil, errors.New("geometric range must start above 0: want START..END:xFACTOR with START above 0")
 	case !geometric && !(inc > 0):
-		return nil, errors.New("step must be above 0")
+		return nil, errors.New("step must be above 0: want START..END:STEP with STEP above 0")
 	}
 	// Values are computed from the index, not accumulated, so that
 	// 0.1-steps do not drift; a relative slack keeps the end point.
@@ -142,17 +142,17 @@ const sweepItemForms = "each comma-separated item a number, START..END, START..E
 var errEmptyValue = errors.New("empty value")
 
 // numberError is a sweep's value that is not a finite number a float64
-// holds; it wraps strconv's error where there is one. why, if set, says
-// what is wrong with a number (else it is none).
+// holds; it wraps strconv's error where there is one, or the
+// *FloatRangeError of a number a float64 cannot hold.
 type numberError struct {
 	text string
 	err  error
-	why  string
 }
 
 func (e *numberError) Error() string {
-	if e.why != "" {
-		return fmt.Sprintf("%q %s", e.text, e.why)
+	var fr *FloatRangeError
+	if errors.As(e.err, &fr) {
+		return fr.Error()
 	}
 	return fmt.Sprintf("%q is not a number", e.text)
 }
@@ -162,19 +162,59 @@ func (e *numberError) Unwrap() error { return e.err }
 // float64 holds (not one so large it reads as infinite, nor one so near
 // 0 it reads as 0: refused saying so, the value given quoted).
 func parseNumber(s string) (float64, error) {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	switch {
-	case errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0):
-		return 0, &numberError{s, err, "is beyond the largest number a float can hold (about 1.8e308)"}
-	case err != nil || math.IsNaN(v) || math.IsInf(v, 0):
-		return 0, &numberError{s, err, ""}
-	case v == 0:
-		// The exponent of a big.Float reaches far below a float64's.
-		if b, _, berr := big.ParseFloat(strings.TrimSpace(s), 0, 64, big.ToNearestEven); berr == nil && b.Sign() != 0 {
-			return 0, &numberError{s, nil, "is below the smallest number above 0 a float can hold (about 5e-324): it would be read as 0"}
-		}
+	s = strings.TrimSpace(s)
+	if err := FloatHolds(s); err != nil {
+		return 0, &numberError{s, err}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, &numberError{s, err}
 	}
 	return v, nil
+}
+
+// FloatRangeError is a number's text that a float64 cannot hold: beyond
+// the largest a float64 holds (strconv reads it as infinite), or so near
+// 0 that strconv reads it as 0.
+type FloatRangeError struct {
+	Text  string // the number as given
+	Above bool   // beyond the largest magnitude; else nearer 0 than the smallest
+	err   error  // strconv's error, if it gave one
+}
+
+func (e *FloatRangeError) Error() string {
+	neg := strings.HasPrefix(strings.TrimSpace(e.Text), "-")
+	switch {
+	case e.Above && neg:
+		return fmt.Sprintf("%s is below the lowest number a float can hold (about -1.8e308)", e.Text)
+	case e.Above:
+		return fmt.Sprintf("%s is above the largest number a float can hold (about 1.8e308)", e.Text)
+	case neg:
+		return fmt.Sprintf("%s is above the largest number below 0 a float can hold (about -5e-324): it would be read as 0", e.Text)
+	}
+	return fmt.Sprintf("%s is below the smallest number above 0 a float can hold (about 5e-324): it would be read as 0", e.Text)
+}
+
+// Unwrap returns strconv's error, or nil.
+func (e *FloatRangeError) Unwrap() error { return e.err }
+
+// FloatHolds returns a *FloatRangeError for s when it parses as a number
+// a float64 cannot hold, as strconv.ParseFloat reads it: infinite, or 0
+// for a number that is not 0. It returns nil for any other text, one that
+// is no number included, and for "Inf" and "NaN", which a float holds.
+func FloatHolds(s string) error {
+	x, err := strconv.ParseFloat(s, 64)
+	switch {
+	case errors.Is(err, strconv.ErrRange) && math.IsInf(x, 0):
+		return &FloatRangeError{Text: s, Above: true, err: err}
+	case err != nil || x != 0:
+		return nil
+	}
+	// The exponent of a big.Float reaches far below a float64's.
+	if b, _, err := big.ParseFloat(s, 0, 64, big.ToNearestEven); err == nil && b.Sign() != 0 {
+		return &FloatRangeError{Text: s}
+	}
+	return nil
 }
 
 func checkSweepValue(name string, v float64) error {

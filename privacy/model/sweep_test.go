@@ -79,9 +79,11 @@ func TestParseSweepErrorsSayWhatIsWanted(t *testing.T) {
 	}{
 		{"addresses=x", true, `addresses: "x": "x" is not a number; want each comma-separated item a number, START..END`},
 		{"addresses=1..5:xq", true, `"q" is not a number; want`},
-		{"fprate=1e400", true, `fprate: "1e400": "1e400" is beyond the largest number a float can hold (about 1.8e308); want`},
-		{"fprate=1e-400", false, `fprate: "1e-400": "1e-400" is below the smallest number above 0 a float can hold (about 5e-324): it would be read as 0; want`},
-		{"fprate=1e-9..1e-400:x10", false, `"1e-400" is below the smallest number above 0 a float can hold`},
+		{"fprate=1e400", true, `fprate: "1e400": 1e400 is above the largest number a float can hold (about 1.8e308); want`},
+		{"fprate=1e-400", false, `fprate: "1e-400": 1e-400 is below the smallest number above 0 a float can hold (about 5e-324): it would be read as 0; want`},
+		{"fprate=1e-9..1e-400:x10", false, `"1e-9..1e-400:x10": 1e-400 is below the smallest number above 0 a float can hold`},
+		{"fprate=-1e400", true, `fprate: "-1e400": -1e400 is below the lowest number a float can hold (about -1.8e308); want`},
+		{"addresses=-1e-400", false, `addresses: "-1e-400": -1e-400 is above the largest number below 0 a float can hold (about -5e-324): it would be read as 0; want`},
 		{"fprate=0e-999", false, `fprate 0 not in (0,1)`},
 		{"fprate=NaN", false, `"NaN" is not a number; want`},
 		{"addresses=1,,2", false, `addresses: "": empty value; want each comma-separated item`},
@@ -117,6 +119,38 @@ func TestParseSweepLimit(t *testing.T) {
 			t.Errorf("%s: %d values, %v; want it refused", tt.spec, len(s.Values), err)
 		case tt.want > 0 && (err != nil || len(s.Values) != tt.want):
 			t.Errorf("%s: %d values, %v; want %d", tt.spec, len(s.Values), err, tt.want)
+		}
+	}
+}
+
+// TestFloatHolds: the values FloatHolds refuses are those strconv reads
+// as infinite, or as 0 for a number that is not 0.
+func TestFloatHolds(t *testing.T) {
+	for _, tt := range []struct {
+		s     string
+		above bool
+		ok    bool // held: nil
+	}{
+		{"1e-400", false, false},
+		{"-1e-400", false, false},
+		{"1e400", true, false},
+		{"-1e400", true, false},
+		{"0x1p-1100", false, false},
+		{"5e-324", false, true},
+		{"1.7e308", false, true},
+		{"0e-999", false, true},
+		{"-0", false, true},
+		{"inf", false, true}, // a float holds it; a caller's own check refuses it
+		{"nan", false, true},
+		{"abc", false, true}, // no number: the caller's parse says so
+	} {
+		err := FloatHolds(tt.s)
+		var fr *FloatRangeError
+		switch {
+		case tt.ok && err != nil:
+			t.Errorf("%q: %v, want nil", tt.s, err)
+		case !tt.ok && (!errors.As(err, &fr) || fr.Above != tt.above || fr.Text != tt.s):
+			t.Errorf("%q: %#v, want a *FloatRangeError (above %v)", tt.s, err, tt.above)
 		}
 	}
 }
