@@ -84,6 +84,14 @@ type Match struct {
 	// holds four matches (a payer's batch). It has a tenth of its
 	// group's probability (a client's own report leaves it half).
 	Paid bool `json:"paid,omitempty"`
+	// BesidePayment is true when it would be settled but the other match
+	// of each of its transactions was created there (its first
+	// appearance in the index): the transaction pays that script, so it
+	// is no spend of the wallet's with its change but a payment to the
+	// wallet, and what rides beside the payment is its payer's change or
+	// another payee. It has a tenth of its group's probability, as a paid
+	// one (a client's own report leaves it settled).
+	BesidePayment bool `json:"beside_payment,omitempty"`
 	// Probability is the chance that the candidate is the wallet's, and
 	// ProbabilityLow..ProbabilityHigh its 95% interval: its group's share
 	// (see the package documentation).
@@ -95,6 +103,9 @@ type Match struct {
 	// downloads give the same evidence for each, so one of them (not
 	// each) is the wallet's with the group's probability.
 	AmbiguousWith []string `json:"ambiguous_with,omitempty"`
+	// created is true when its first block in Heights is its first
+	// appearance in the index: the block whose transaction created it.
+	created bool
 }
 
 // Group is matches that downloads cannot tell apart: the same blocks,
@@ -749,6 +760,9 @@ func (r *Report) markPaid(e *universe.IndexEntry) {
 func (r *Report) matchOf(e *universe.IndexEntry, k uint64) Match {
 	m := Match{Candidate: e.Candidate, Appearances: k}
 	for i, h := range e.Heights {
+		if i == 0 {
+			m.created = bitGet(r.scanned, int(h-r.first))
+		}
 		if bitGet(r.scanned, int(h-r.first)) {
 			m.Heights = append(m.Heights, h)
 			if e.Txs != nil {

@@ -534,6 +534,58 @@ func TestSettledMember(t *testing.T) {
 	check("own report", own, map[string]float64{"c": settledShare, "z": memberShare}, map[string]bool{"c": true})
 }
 
+// TestBesidePaymentMember: a payer pays the wallet's fresh address a in
+// 10 (transaction 1), beside its change c and another payee p, which is
+// spent in 50, a block the session scanned and did not fetch; the wallet
+// spends a in 100. c rides beside a, the transaction's two matches, and
+// p settles it, but a was created there: the transaction pays a, so c
+// is the payer's change, beside a payment (paidShare of its group's),
+// not settled. The wallet's own w, created in 20 and spent in 30 beside
+// its change c2 and the payee p2 (spent in 60), settles c2 as before.
+// The own report settles c.
+func TestBesidePaymentMember(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "a", Heights: []int32{10, 100}, Txs: oneTx(1, 2)},
+		{Candidate: "c", Heights: []int32{10}, Txs: oneTx(1)},
+		{Candidate: "p", Heights: []int32{10, 50}, Txs: oneTx(1, 3)},
+		{Candidate: "w", Heights: []int32{20, 30}, Txs: oneTx(1, 1)},
+		{Candidate: "c2", Heights: []int32{30}, Txs: oneTx(1)},
+		{Candidate: "p2", Heights: []int32{30, 60}, Txs: oneTx(1, 3)},
+	}
+	type want struct {
+		share           float64
+		settled, beside bool
+	}
+	for _, c := range []struct {
+		name string
+		r    *Report
+		want map[string]want
+	}{
+		{"attack", evidenceReport(entries), map[string]want{"c": {paidShare, false, true}, "c2": {settledShare, true, false}}},
+		{"own report", ownEvidenceReport(entries), map[string]want{"c": {settledShare, true, false}, "c2": {settledShare, true, false}}},
+	} {
+		for _, m := range c.r.Matched {
+			w, ok := c.want[m.Candidate]
+			if !ok {
+				continue
+			}
+			delete(c.want, m.Candidate)
+			if m.Group == 0 {
+				t.Errorf("%s: %s in no group", c.name, m.Candidate)
+				continue
+			}
+			g := c.r.Groups[m.Group-1]
+			if math.Abs(m.Probability-g.Probability*w.share) > 1e-9 || m.Settled != w.settled || m.BesidePayment != w.beside {
+				t.Errorf("%s: %s P %.4f (group %.4f) settled %v beside a payment %v: want %.2f of the group's, settled %v, beside %v",
+					c.name, m.Candidate, m.Probability, g.Probability, m.Settled, m.BesidePayment, w.share, w.settled, w.beside)
+			}
+		}
+		for cand := range c.want {
+			t.Errorf("%s: %s not matched", c.name, cand)
+		}
+	}
+}
+
 // TestPaidMember: the wallet's script w appears in 10, 20, 30 and 40; in
 // 40 the payer's change c rides beside it, in a transaction that spends
 // the payer's coin pin, received in 5, a block the session did not fetch:

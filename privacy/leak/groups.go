@@ -313,6 +313,35 @@ func (g *matchGroups) settled(left map[uint64]bool, m *Match) bool {
 	return found
 }
 
+// besidePayment reports whether, in every transaction of match i, another
+// match appears for the first time in the index (Match.created): the
+// transaction pays that script, and what rides beside it is the payer's
+// change or another payee, not the change of a spend of the wallet's.
+func (g *matchGroups) besidePayment(matched []Match, i int) bool {
+	keys := txKeys(&matched[i])
+	for _, k := range keys {
+		paid := false
+		for _, j := range g.inTx[k] {
+			if o := &matched[j]; j != i && o.created && len(o.Transactions) > 0 && slices.Contains(txKeysAt(o, 0), k) {
+				paid = true
+			}
+		}
+		if !paid {
+			return false
+		}
+	}
+	return len(keys) > 0
+}
+
+// txKeysAt names the transactions of a match in its block i.
+func txKeysAt(m *Match, i int) []uint64 {
+	keys := make([]uint64, len(m.Transactions[i]))
+	for j, tx := range m.Transactions[i] {
+		keys[j] = txKey(m.Heights[i], tx)
+	}
+	return keys
+}
+
 // txKeys names the transactions of a match, height and position; none
 // when a block of it has no transaction recorded.
 func txKeys(m *Match) []uint64 {
@@ -1020,6 +1049,8 @@ func (r *Report) share(u *unit, p, shared prob, g *matchGroups, own func(k uint6
 			switch {
 			case r.label == nil && m.Appearances < u.k && (paidIn(txKeys(m), r.paid) || g.fullTxs(m)):
 				h, m.Paid = shared.paidShare(), true
+			case r.label == nil && m.Appearances < u.k && g.settled(r.left, m) && g.besidePayment(r.Matched, i):
+				h, m.BesidePayment = shared.paidShare(), true
 			case g.settled(r.left, m):
 				h, m.Settled = shared.settledShare(), true
 			case m.Appearances == u.k && m.Appearances >= 2 && len(ambiguous[i]) == 0 && !g.pairedMostly(m):
