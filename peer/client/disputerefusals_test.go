@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,5 +115,96 @@ func TestDisputeNamesRefusals(t *testing.T) {
 				t.Fatalf("the peer that hangs up was never asked first in %d rounds: the attack did not run", rounds)
 			}
 		})
+	}
+}
+
+// hangUpThenGone starts a loopback relay to the fixture's node that hangs
+// up on the first getdata of blocks a client sends it, as a node that
+// crashes on the request, and from then on hangs up on every connection
+// at its first message, as that node's address would while it stays
+// down. It returns the relay's address and the count of its hang-ups on
+// a block request.
+func hangUpThenGone(t *testing.T) (string, *atomic.Int32) {
+	t.Helper()
+	var ends atomic.Int32
+	addr := hangUpOnClient(t, fx.node.P2PAddr, func() func(string, []byte) bool {
+		return func(cmd string, body []byte) bool {
+			if ends.Load() > 0 {
+				return true
+			}
+			if cmd != wire.CmdGetData || !asksBlocks(body) {
+				return false
+			}
+			ends.Add(1)
+			return true
+		}
+	})
+	return addr, &ends
+}
+
+// TestScanDisputeNamesRefusals: a scan of the last blocks with two peers,
+// one that hangs up on its first block request and is gone from then on,
+// and a liar that states another filter hash for the tip and serves
+// blocks not their headers'. The dispute about the tip's filter is
+// settled by its block; when its download asks the peer that hangs up
+// first, the block is planned again onto the liar, whose lie fails the
+// download and the scan's pass. The liar is banned for its own lie, and
+// no peer is left to try again with (the other cannot be dialled again),
+// so the scan ends with the failure judged (scanRun.failed): the lie's
+// own error, the end of the peer that hung up named after it, found by
+// errors.As, and no *pool.Failure left to judge again. The range holds
+// no watched script's block, so the dispute's block is the only one the
+// scan asks for.
+func TestScanDisputeNamesRefusals(t *testing.T) {
+	needFixture(t)
+	tip := blockHashAt(t, fx.tip)
+	const rounds = 10
+	ran, named := 0, 0
+	for round := 0; round < rounds && ran < 3; round++ {
+		quitter, ends := hangUpThenGone(t)
+		liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+			forgeTipHash(m, tip)
+			if b, ok := m.(*wire.MsgBlock); ok {
+				b.Transactions[0].LockTime ^= 1
+			}
+			return []wire.Message{m}, false
+		})
+		log := &linesLog{t: t, start: time.Now()}
+		c := connectWith(t, Config{Peers: []string{quitter, liar.Addr}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log, ConnectOnly: true})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), From: fx.tip - 5, To: fx.tip})
+		cancel()
+		if ends.Load() == 0 {
+			t.Logf("round %d: the dispute's block was not asked of the peer that hangs up first: %v", round, err)
+			continue
+		}
+		ran++
+		liarSt := c.pool.Status(clientMember(t, c, liar.Addr))
+		quitSt := c.pool.Status(clientMember(t, c, quitter))
+		t.Logf("round %d: %v; liar %+v; the peer that hung up %+v", round, err, liarSt, quitSt)
+		var pe *peer.PeerError
+		var f *pool.Failure
+		switch {
+		case err == nil:
+			t.Errorf("round %d: the scan succeeded with the liar banned and the other peer gone: %+v", round, res)
+		case !errors.Is(err, peer.ErrBadBlock) || !strings.Contains(err.Error(), liar.Addr) || !liarSt.Banned:
+			t.Errorf("round %d: %v, liar banned %v: want its lie named and it banned", round, err, liarSt.Banned)
+		case !errors.Is(err, peer.ErrDisconnected) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "peer "+quitter+": getdata block: "+peer.ErrDisconnected.Error()):
+			t.Errorf("round %d: %v: the end of %s not named", round, err, quitter)
+		case errors.As(err, &f):
+			t.Errorf("round %d: %v still holds a failure, to be judged again", round, err)
+		default:
+			named++
+		}
+		if strings.Contains(liarSt.Reason, quitter) {
+			t.Errorf("round %d: the liar's ban names the other peer's end: %s", round, liarSt.Reason)
+		}
+		if quitSt.Banned {
+			t.Errorf("round %d: the peer that hung up banned: %+v", round, quitSt)
+		}
+	}
+	t.Logf("%d rounds with the peer that hangs up asked first: the scan's error named its end in %d", ran, named)
+	if ran == 0 {
+		t.Fatalf("the peer that hangs up was never asked first in %d rounds: the attack did not run", rounds)
 	}
 }
