@@ -88,23 +88,9 @@ func TestDisputeNamesRefusals(t *testing.T) {
 					continue
 				}
 				ran++
-				liarSt := c.pool.Status(clientMember(t, c, liar.Addr))
-				quitSt := c.pool.Status(clientMember(t, c, quitter))
-				t.Logf("round %d: %v; liar %+v; the peer that hung up %+v", round, err, liarSt, quitSt)
-				var pe *peer.PeerError
-				var f *pool.Failure
-				switch {
-				case !errors.Is(err, peer.ErrBadBlock) || !strings.Contains(err.Error(), liar.Addr) || !liarSt.Banned:
-					t.Errorf("round %d: %v, liar banned %v: want its lie named and it banned", round, err, liarSt.Banned)
-				case !errors.Is(err, peer.ErrDisconnected) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "peer "+quitter+": getdata block: "+peer.ErrDisconnected.Error()):
-					t.Errorf("round %d: %v: the end of %s not named", round, err, quitter)
-				case errors.As(err, &f):
-					t.Errorf("round %d: %v still holds a failure, to be judged again", round, err)
-				default:
+				ok, quitSt := lieAfterEndNamed(t, round, c, err, liar.Addr, quitter)
+				if ok {
 					named++
-				}
-				if strings.Contains(liarSt.Reason, quitter) {
-					t.Errorf("round %d: the liar's ban names the other peer's end: %s", round, liarSt.Reason)
 				}
 				if quitSt.Banned || log.count("dropped "+quitter) > 0 {
 					t.Errorf("round %d: the peer that hung up charged: %+v", round, quitSt)
@@ -116,6 +102,36 @@ func TestDisputeNamesRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lieAfterEndNamed checks err, what an operation of c ended with in round
+// once its dispute's download met quitter's end and then liar's lie: the
+// lie named and liar banned for it alone, quitter's end named after it
+// (errors.As finds it), and no *pool.Failure left to judge again. It
+// reports whether all held, and returns quitter's status.
+func lieAfterEndNamed(t *testing.T, round int, c *Client, err error, liar, quitter string) (bool, pool.Status) {
+	t.Helper()
+	liarSt := c.pool.Status(clientMember(t, c, liar))
+	quitSt := c.pool.Status(clientMember(t, c, quitter))
+	t.Logf("round %d: %v; liar %+v; the peer that hung up %+v", round, err, liarSt, quitSt)
+	if strings.Contains(liarSt.Reason, quitter) {
+		t.Errorf("round %d: the liar's ban names the other peer's end: %s", round, liarSt.Reason)
+	}
+	var pe *peer.PeerError
+	var f *pool.Failure
+	switch {
+	case err == nil:
+		t.Errorf("round %d: no error, liar banned %v: want its lie named", round, liarSt.Banned)
+	case !errors.Is(err, peer.ErrBadBlock) || !strings.Contains(err.Error(), liar) || !liarSt.Banned:
+		t.Errorf("round %d: %v, liar banned %v: want its lie named and it banned", round, err, liarSt.Banned)
+	case !errors.Is(err, peer.ErrDisconnected) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "peer "+quitter+": getdata block: "+peer.ErrDisconnected.Error()):
+		t.Errorf("round %d: %v: the end of %s not named", round, err, quitter)
+	case errors.As(err, &f):
+		t.Errorf("round %d: %v still holds a failure, to be judged again", round, err)
+	default:
+		return true, quitSt
+	}
+	return false, quitSt
 }
 
 // hangUpThenGone starts a loopback relay to the fixture's node that hangs
@@ -172,32 +188,16 @@ func TestScanDisputeNamesRefusals(t *testing.T) {
 		log := &linesLog{t: t, start: time.Now()}
 		c := connectWith(t, Config{Peers: []string{quitter, liar.Addr}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log, ConnectOnly: true})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), From: fx.tip - 5, To: fx.tip})
+		_, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), From: fx.tip - 5, To: fx.tip})
 		cancel()
 		if ends.Load() == 0 {
 			t.Logf("round %d: the dispute's block was not asked of the peer that hangs up first: %v", round, err)
 			continue
 		}
 		ran++
-		liarSt := c.pool.Status(clientMember(t, c, liar.Addr))
-		quitSt := c.pool.Status(clientMember(t, c, quitter))
-		t.Logf("round %d: %v; liar %+v; the peer that hung up %+v", round, err, liarSt, quitSt)
-		var pe *peer.PeerError
-		var f *pool.Failure
-		switch {
-		case err == nil:
-			t.Errorf("round %d: the scan succeeded with the liar banned and the other peer gone: %+v", round, res)
-		case !errors.Is(err, peer.ErrBadBlock) || !strings.Contains(err.Error(), liar.Addr) || !liarSt.Banned:
-			t.Errorf("round %d: %v, liar banned %v: want its lie named and it banned", round, err, liarSt.Banned)
-		case !errors.Is(err, peer.ErrDisconnected) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "peer "+quitter+": getdata block: "+peer.ErrDisconnected.Error()):
-			t.Errorf("round %d: %v: the end of %s not named", round, err, quitter)
-		case errors.As(err, &f):
-			t.Errorf("round %d: %v still holds a failure, to be judged again", round, err)
-		default:
+		ok, quitSt := lieAfterEndNamed(t, round, c, err, liar.Addr, quitter)
+		if ok {
 			named++
-		}
-		if strings.Contains(liarSt.Reason, quitter) {
-			t.Errorf("round %d: the liar's ban names the other peer's end: %s", round, liarSt.Reason)
 		}
 		if quitSt.Banned {
 			t.Errorf("round %d: the peer that hung up banned: %+v", round, quitSt)

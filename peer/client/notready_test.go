@@ -8,7 +8,6 @@ import (
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer/peertest"
-	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
 // TestGoneNodeLeftOutOfVerification: a peer the pool lists as serving
@@ -50,11 +49,7 @@ func TestGoneNodeLeftOutOfVerification(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			gone := peertest.CopyChain(t, fx.node, peertest.WithArgs("--nobanning"))
 			c := connect(t, 10*time.Second, fx.node.P2PAddr, twin.P2PAddr, gone.P2PAddr)
-			i := slices.IndexFunc(c.pool.Members(), func(m *pool.Member) bool { return m.Addr() == gone.P2PAddr })
-			if i < 0 {
-				t.Fatalf("the node to stop is not a member: %v", c.pool.Members())
-			}
-			m := c.pool.Members()[i]
+			m := clientMember(t, c, gone.P2PAddr)
 			conn := c.pool.Conn(m)
 			if tt.abandon {
 				abandonRequest(t, c, m)
