@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,6 +24,26 @@ func forgeTipHash(m wire.Message, tip chainhash.Hash) {
 		forged[0] ^= 1
 		cf.FilterHashes[len(cf.FilterHashes)-1] = &forged
 	}
+}
+
+// blockLiar starts a relay to the fixture's node that serves blocks not
+// their headers' (a transaction changed), setting lied, if not nil, once
+// it served one; with forge, it also states another filter hash for the
+// block tip (forgeTipHash).
+func blockLiar(t *testing.T, tip chainhash.Hash, forge bool, lied *atomic.Bool) *peertest.Liar {
+	t.Helper()
+	return peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
+		if forge {
+			forgeTipHash(m, tip)
+		}
+		if b, ok := m.(*wire.MsgBlock); ok {
+			b.Transactions[0].LockTime ^= 1
+			if lied != nil {
+				lied.Store(true)
+			}
+		}
+		return []wire.Message{m}, false
+	})
 }
 
 // TestDisputeNamesRefusals: FilterHeader of the tip with two peers, an
@@ -67,15 +88,7 @@ func TestDisputeNamesRefusals(t *testing.T) {
 					w.Close()
 				}
 				quitter, ends := hangUpOnAsk(t, fx.node.P2PAddr, 1)
-				liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-					if !tt.stored {
-						forgeTipHash(m, tip)
-					}
-					if b, ok := m.(*wire.MsgBlock); ok {
-						b.Transactions[0].LockTime ^= 1
-					}
-					return []wire.Message{m}, false
-				})
+				liar := blockLiar(t, tip, !tt.stored, nil)
 				log := &linesLog{t: t, start: time.Now()}
 				// ConnectOnly: the peer that wrote the store is not dialled
 				// again from the peers it remembers.
@@ -178,13 +191,7 @@ func TestScanDisputeNamesRefusals(t *testing.T) {
 	ran, named := 0, 0
 	for round := 0; round < rounds && ran < 3; round++ {
 		quitter, ends := hangUpThenGone(t)
-		liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, func(m wire.Message) ([]wire.Message, bool) {
-			forgeTipHash(m, tip)
-			if b, ok := m.(*wire.MsgBlock); ok {
-				b.Transactions[0].LockTime ^= 1
-			}
-			return []wire.Message{m}, false
-		})
+		liar := blockLiar(t, tip, true, nil)
 		log := &linesLog{t: t, start: time.Now()}
 		c := connectWith(t, Config{Peers: []string{quitter, liar.Addr}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log, ConnectOnly: true})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -206,5 +213,53 @@ func TestScanDisputeNamesRefusals(t *testing.T) {
 	t.Logf("%d rounds with the peer that hangs up asked first: the scan's error named its end in %d", ran, named)
 	if ran == 0 {
 		t.Fatalf("the peer that hangs up was never asked first in %d rounds: the attack did not run", rounds)
+	}
+}
+
+// TestScanDisputeNotesRefusals: TestScanDisputeNamesRefusals with a third
+// peer, honest, and the peer that hangs up on its first block request of
+// a connection back on the next: once the liar's lie failed the dispute's
+// download and the liar is banned, the scan succeeds from the two others,
+// and its warnings name the end of the peer that hung up, as a scan's own
+// downloads do (see fetchWanted). Before, the dispute's download kept
+// its notes to itself (fetchBlock), and the scan's result said nothing of
+// that peer.
+func TestScanDisputeNotesRefusals(t *testing.T) {
+	needFixture(t)
+	tip := blockHashAt(t, fx.tip)
+	const rounds = 30
+	ran, noted := 0, 0
+	for round := 0; round < rounds && ran < 3; round++ {
+		quitter, ends := hangUpOnAsk(t, fx.node.P2PAddr, 1)
+		var lied atomic.Bool
+		liar := blockLiar(t, tip, true, &lied)
+		honest := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil)
+		c := connectWith(t, Config{Peers: []string{quitter, liar.Addr, honest.Addr}, Params: fx.node.Params, Timeout: 10 * time.Second, ConnectOnly: true})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), From: fx.tip - 5, To: fx.tip})
+		cancel()
+		if ends.Load() == 0 || !lied.Load() {
+			t.Logf("round %d: the dispute's block was not asked of the peer that hangs up and then of the liar: %v", round, err)
+			continue
+		}
+		ran++
+		if err != nil {
+			t.Errorf("round %d: the scan failed with an honest peer left: %v", round, err)
+			continue
+		}
+		if st := c.pool.Status(clientMember(t, c, liar.Addr)); !st.Banned {
+			t.Errorf("round %d: the liar not banned: %+v", round, st)
+		}
+		want := "peer " + quitter + ": getdata block: " + peer.ErrDisconnected.Error()
+		if slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, want) }) {
+			noted++
+		} else {
+			t.Errorf("round %d: the warnings do not name the end of %s: %q", round, quitter, res.Warnings)
+		}
+		unharmedAt(t, c, honest.Addr)
+	}
+	t.Logf("%d rounds with the peer that hangs up asked first and the liar after: the warnings named its end in %d", ran, noted)
+	if ran == 0 {
+		t.Fatalf("the dispute's block was never asked of the peer that hangs up and then of the liar in %d rounds: the attack did not run", rounds)
 	}
 }
