@@ -166,7 +166,7 @@ func abandonedAsks(t *testing.T) []abandonedAsk {
 			return c.FetchBlocks(ctx, h, h+2, func(int32, *wire.MsgBlock) error { return nil })
 		}},
 		{"fetchBlock (a disputed block)", func(ctx context.Context, c *Client) error {
-			_, err := c.fetchBlock(ctx, h)
+			_, err := c.fetchBlock(ctx, nil, h)
 			return err
 		}},
 		{"evidence (a disputed filter)", func(ctx context.Context, c *Client) error {

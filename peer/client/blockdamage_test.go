@@ -88,7 +88,7 @@ func TestFetchBlockDamagedLonePeer(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			d := peertest.NewBlockDamager(t, fx.node.P2PAddr, hash, tt.damage)
 			c := connect(t, 10*time.Second, d.Addr)
-			b, err := c.fetchBlock(context.Background(), h)
+			b, err := c.fetchBlock(context.Background(), nil, h)
 			st := peerStatus(c, d.Addr)
 			t.Logf("%d block messages damaged: error %v; peer %+v", d.Damaged(), err, st)
 			if st.Banned {

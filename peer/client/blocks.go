@@ -260,10 +260,17 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 // it, at most maxRefusedPlans times again, and the error, when none is
 // left or the plans ran out, names each such peer and why. With
 // Config.Isolate it is asked over a connection of its own, as a scan's
-// blocks are.
-func (c *Client) fetchBlock(ctx context.Context, height int32) (*wire.MsgBlock, error) {
+// blocks are. The download's notes (the peers that refused or hung up)
+// go to notes, the operation's log, unless it is nil.
+func (c *Client) fetchBlock(ctx context.Context, notes *scanLog, height int32) (*wire.MsgBlock, error) {
 	log := newScanLog()
-	if err := c.fetchWanted(ctx, log, []int32{height}, nil); err != nil {
+	err := c.fetchWanted(ctx, log, []int32{height}, nil)
+	if notes != nil {
+		for _, n := range log.notes {
+			notes.note(n)
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	return log.held[c.chain.Hash(height)], nil

@@ -177,7 +177,7 @@ func (v *verification) settleCheckpoint(ctx context.Context, i int, sides [][]*p
 	}
 	h, groups := firstSplit(start, claims, c.settled)
 	if h >= 0 {
-		return c.settleAt(ctx, h, groups)
+		return c.settleAt(ctx, v.log, h, groups)
 	}
 	if u := c.conflicts.first(start); u < 0 || u > end {
 		return fmt.Errorf("client: checkpoints at height %d differ although the filter hashes before them agree", end)

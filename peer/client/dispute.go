@@ -20,11 +20,12 @@ import (
 // are banned, with the proof. What the block cannot decide is a Conflict:
 // nobody is banned, however many peers take a side; the conflict is
 // recorded, so that the block is scanned whole and the sides are passed
-// over at h (firstSplit) and still asked above it.
-func (c *Client) settleAt(ctx context.Context, h int32, groups []hashGroup) error {
+// over at h (firstSplit) and still asked above it. The block's download
+// notes go to log, the operation's.
+func (c *Client) settleAt(ctx context.Context, log *scanLog, h int32, groups []hashGroup) error {
 	hash := c.chain.Hash(h)
 	c.logf("peers disagree on the filter of block %v (height %d): checking it against the block", hash, h)
-	block, err := c.disputedBlock(ctx, h)
+	block, err := c.disputedBlock(ctx, log, h)
 	if err != nil {
 		return err
 	}
@@ -98,12 +99,13 @@ func (c *Client) settled(h int32, gs []hashGroup) bool {
 }
 
 // disputedBlock returns the block at height h for a dispute: the one kept
-// since an earlier dispute, or downloaded from a peer that has it.
-func (c *Client) disputedBlock(ctx context.Context, h int32) (*wire.MsgBlock, error) {
+// since an earlier dispute, or downloaded from a peer that has it, the
+// download's notes going to log (see fetchBlock).
+func (c *Client) disputedBlock(ctx context.Context, log *scanLog, h int32) (*wire.MsgBlock, error) {
 	if b, ok := c.blocks.get(c.chain.Hash(h)); ok {
 		return b, nil
 	}
-	return c.fetchBlock(ctx, h)
+	return c.fetchBlock(ctx, log, h)
 }
 
 // evidence gets a group's filter of the block at height h, which must

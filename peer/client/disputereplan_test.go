@@ -100,7 +100,7 @@ func TestDisputedBlockReplanned(t *testing.T) {
 				waitServing(ctx, t, c, fx.tip, peers...)
 				h := fx.tip - int32(round)
 				before, dialled := hungUp(), conns()
-				b, err := c.disputedBlock(ctx, h)
+				b, err := c.disputedBlock(ctx, nil, h)
 				n := hungUp() - before
 				if tt.isolate {
 					// Each request over a connection of its own: one a peer

@@ -131,7 +131,7 @@ func (c *Client) blockProof(ctx context.Context, m *pool.Member, off *offHeaderE
 	if off.data == nil {
 		return nil
 	}
-	block, err := c.disputedBlock(ctx, off.height)
+	block, err := c.disputedBlock(ctx, nil, off.height)
 	if err != nil {
 		c.logf("the block of height %d, to check %s's filter off the agreed filter header: %v", off.height, m.Addr(), err)
 		return nil

@@ -187,7 +187,7 @@ func (v *verification) segment(ctx context.Context, j int, agreed []chainhash.Ha
 			}
 			return agreedHashes(start, end, claims)
 		}
-		if err := c.settleAt(ctx, h, groups); err != nil {
+		if err := c.settleAt(ctx, v.log, h, groups); err != nil {
 			return nil, err
 		}
 		v.keepLive()

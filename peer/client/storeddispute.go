@@ -62,7 +62,7 @@ func (c *Client) settleStored(ctx context.Context, log *scanLog, h int32, hash c
 	if len(witnesses) == 0 {
 		return false, fmt.Errorf("client: %w: no peer serves the filter of block %v (height %d), whose stored filter header differs", ErrNoPeers, blockHash, h)
 	}
-	block, err := c.disputedBlock(ctx, h)
+	block, err := c.disputedBlock(ctx, log, h)
 	if err != nil {
 		return false, err
 	}
