@@ -96,19 +96,41 @@ func (r *Report) claimed() []*Match {
 // other scripts.
 func (r *Report) skipped(claims []*Match) bool {
 	for _, m := range claims {
-		scanned, fetched := true, true
-		for _, h := range m.Heights {
-			i := int(h - r.first)
-			if i < 0 || i >= len(r.scanned)*64 {
-				scanned = false
-				break
-			}
-			scanned = scanned && bitGet(r.scanned, i)
-			fetched = fetched && bitGet(r.fetched, i)
-		}
-		if scanned && !fetched {
+		if scanned, fetched := r.scannedFetched(m); scanned && !fetched {
 			return true
 		}
 	}
 	return false
+}
+
+// skippedMost reports whether, of another session's claimed matches
+// whose every block r scanned, r did not fetch all of more than half:
+// r fetched for other scripts than most of the other's, not only missed
+// a claim its decoys or chance gave it.
+func (r *Report) skippedMost(claims []*Match) bool {
+	scanned, skipped := 0, 0
+	for _, m := range claims {
+		if s, f := r.scannedFetched(m); s {
+			scanned++
+			if !f {
+				skipped++
+			}
+		}
+	}
+	return 2*skipped > scanned
+}
+
+// scannedFetched reports whether r scanned every block of m, and
+// whether it fetched every one.
+func (r *Report) scannedFetched(m *Match) (scanned, fetched bool) {
+	scanned, fetched = true, true
+	for _, h := range m.Heights {
+		i := int(h - r.first)
+		if i < 0 || i >= len(r.scanned)*64 {
+			return false, false
+		}
+		scanned = scanned && bitGet(r.scanned, i)
+		fetched = fetched && bitGet(r.fetched, i)
+	}
+	return scanned, fetched
 }

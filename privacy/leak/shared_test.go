@@ -40,3 +40,35 @@ func TestSeveralWalletsWarned(t *testing.T) {
 		}
 	}
 }
+
+// TestSkippedMost: a session that scanned 0 to 199 and fetched only w's
+// blocks (10 to 40) did not fetch most of another session's claims only
+// where more than half of those it scanned are not w: one claim of
+// decoys or chance beside a wallet's two is not enough, two beside one
+// is, and claims beyond its scan are not counted.
+func TestSkippedMost(t *testing.T) {
+	r := scanReport("127.0.0.1:1000", []int{10, 20, 30, 40}, nil)
+	claim := func(hs ...int32) *Match { return &Match{Heights: hs} }
+	w1, w2 := claim(10, 20), claim(30, 40)
+	x, y := claim(50, 60), claim(70, 80)
+	beyond := claim(150, 250)
+	for _, c := range []struct {
+		name   string
+		claims []*Match
+		want   bool
+	}{
+		{"the wallet's own", []*Match{w1, w2}, false},
+		{"one of three another's", []*Match{w1, w2, x}, false},
+		{"two of three another's", []*Match{w1, x, y}, true},
+		{"one of two another's", []*Match{w1, x}, false},
+		{"another's beside one beyond the scan", []*Match{x, beyond}, true},
+		{"none scanned", []*Match{beyond}, false},
+	} {
+		if got := r.skippedMost(c.claims); got != c.want {
+			t.Errorf("%s: skippedMost %v, want %v", c.name, got, c.want)
+		}
+		if got, want := r.skipped(c.claims), c.name != "the wallet's own" && c.name != "none scanned"; got != want {
+			t.Errorf("%s: skipped %v, want %v", c.name, got, want)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package leak
 
 import (
 	"fmt"
+	"slices"
 )
 
 // The lowering of sharedPaying, fitted on the varied neutrino captures
@@ -47,16 +48,15 @@ var sharedCalibration = []payKnot{
 const ManyWallets = "more wallets behind this client's address than two or three"
 
 // sharedManyOthers: a client address one of whose sessions fetches for
-// other scripts than sharedManyOthers or more of its other sessions
-// (warnSharedClients' count) has more wallets behind it than package
-// simulate's shared-client and mixed regimes put there (two or three):
-// the most per capture were 3 to 5 on their seeds (the package
-// documentation, "Many wallets behind one address", lists them), 7 to 10
-// on the varied neutrino captures of six wallets behind one address
-// (seeds 1401 to 1416 and 1501 to 1516), 26 to 30 on those of sixteen.
-// Its sessions are mapped as those of wallets that pay each other are,
-// whether or not they look like them (sharedPaying).
-const sharedManyOthers = 6
+// other scripts than the sessions of sharedManyOthers or more other
+// wallets (otherWallets) has more wallets behind it than package
+// simulate's shared-client and mixed regimes put there: two or three,
+// each fetched for alone or all at once, show a session at most three
+// other sets of scripts however many sessions each wallet opens. The
+// package documentation, "Many wallets behind one address", gives the
+// counts measured. Its sessions are mapped as those of wallets that pay
+// each other are, whether or not they look like them (sharedPaying).
+const sharedManyOthers = 4
 
 // sharedContest is what sharedPaying needs of a capture's sessions
 // warned of several wallets: which of their matches are contested, and
@@ -71,9 +71,8 @@ type sharedContest struct {
 	// 0.5 or more.
 	half, oneSided int
 	// many holds the client addresses (hostOf) of which a session
-	// fetches for other scripts than sharedManyOthers or more of the
-	// address's other sessions, and the most of them (the sessions'
-	// severalOthers).
+	// fetches for other scripts than the sessions of sharedManyOthers or
+	// more other wallets, and the most of them (otherWallets).
 	many map[string]int
 }
 
@@ -116,12 +115,6 @@ func contestShared(reports []*Report) *sharedContest {
 			continue
 		}
 		host[i] = hostOf(r)
-		if r.severalOthers >= sharedManyOthers {
-			if c.many == nil {
-				c.many = map[string]int{}
-			}
-			c.many[host[i]] = max(c.many[host[i]], r.severalOthers)
-		}
 		claims[i] = r.claimed()
 		given[i] = map[string]float64{}
 		for _, m := range r.Matched {
@@ -133,6 +126,52 @@ func contestShared(reports []*Report) *sharedContest {
 	}
 	apart := map[[2]int]bool{}
 	work := 0
+	isApart := func(i, j int) bool {
+		key := [2]int{min(i, j), max(i, j)}
+		d, ok := apart[key]
+		if !ok && work < maxSharedWork {
+			work += len(claims[i]) + len(claims[j]) + 1
+			d = reports[i].skipped(claims[j]) || reports[j].skipped(claims[i])
+			apart[key] = d
+		}
+		return d
+	}
+	// counting asks of two sessions whether one fetched for other
+	// scripts than most of the other's (skippedMost), a step each, so
+	// that the counts too stop at maxSharedWork.
+	most := map[[2]int]bool{}
+	counting := func(i, j int) bool {
+		work++
+		if work >= maxSharedWork {
+			return false
+		}
+		key := [2]int{min(i, j), max(i, j)}
+		d, ok := most[key]
+		if !ok {
+			work += len(claims[i]) + len(claims[j])
+			d = reports[i].skippedMost(claims[j]) || reports[j].skippedMost(claims[i])
+			most[key] = d
+		}
+		return d
+	}
+	byHost := map[string][]int{}
+	for i, r := range reports {
+		if r.severalWallets {
+			byHost[host[i]] = append(byHost[host[i]], i)
+		}
+	}
+	for i, r := range reports {
+		// Other wallets are no more than other sessions.
+		if !r.severalWallets || r.severalOthers < sharedManyOthers {
+			continue
+		}
+		if n := otherWallets(i, byHost[host[i]], counting); n >= sharedManyOthers {
+			if c.many == nil {
+				c.many = map[string]int{}
+			}
+			c.many[host[i]] = max(c.many[host[i]], n)
+		}
+	}
 	for i, r := range reports {
 		if !r.severalWallets {
 			continue
@@ -146,14 +185,7 @@ func contestShared(reports []*Report) *sharedContest {
 				if j == i || host[j] != host[i] {
 					continue
 				}
-				key := [2]int{min(i, j), max(i, j)}
-				d, ok := apart[key]
-				if !ok && work < maxSharedWork {
-					work += len(claims[i]) + len(claims[j]) + 1
-					d = reports[i].skipped(claims[j]) || reports[j].skipped(claims[i])
-					apart[key] = d
-				}
-				if d {
+				if isApart(i, j) {
 					contested = true
 					oneSided = oneSided && given[j][m.Candidate] < 0.5
 				}
@@ -174,6 +206,33 @@ func contestShared(reports []*Report) *sharedContest {
 		}
 	}
 	return c
+}
+
+// otherWallets counts the wallets behind the client address of session
+// i, other than its own, that the address's sessions (host, i among
+// them) show: a session that fetches for other scripts than i (apart:
+// one of the two did not fetch most of the other's claims it scanned,
+// skippedMost, so that a claim of decoys or chance does not set apart
+// two sessions of one wallet) is counted when it fetches for other
+// scripts than every session counted before it, in the order of host. Sessions of one wallet fetch
+// for the same scripts, so however many sessions a wallet opens it is
+// counted once; sessions that fetch for different scripts are of
+// different wallets, or of different sets of them (a client fetching
+// for all its wallets at once counts as one more), so the count is
+// never more than the sets of wallets fetched for, and where every pair
+// of sessions of different sets is told apart it is all of them but
+// i's own.
+func otherWallets(i int, host []int, apart func(i, j int) bool) int {
+	var counted []int
+	for _, j := range host {
+		if j == i || !apart(i, j) {
+			continue
+		}
+		if !slices.ContainsFunc(counted, func(k int) bool { return !apart(j, k) }) {
+			counted = append(counted, j)
+		}
+	}
+	return len(counted)
 }
 
 // sharedCalibrated is p through sharedCalibration for a script
@@ -248,7 +307,7 @@ func sharedPaying(reports []*Report, c *sharedContest, payCapture bool) {
 				"so %d of its scripts are given what scripts given as much were right there (their intervals through the same map)%s",
 				SeveralWallets, PayEachOther, c.half, c.oneSided, lowered, rode))
 		} else {
-			r.warn(fmt.Sprintf("%s: a session of this address fetches for other scripts than %d of its other sessions (%d or more; two or three wallets behind an address, as privacy simulate --regime shared-client and mixed put there, gave at most 5), "+
+			r.warn(fmt.Sprintf("%s: a session of this address fetches for other scripts than the sessions of %d other wallets (sessions that do not fetch for other scripts than each other counted once, as one wallet's; %d or more; two or three wallets behind an address, as privacy simulate --regime shared-client and mixed put there, gave at most 3 with up to four sessions each), "+
 				"and of the %d scripts of two or more appearances given half or more that another session of this address warned of several wallets lists too, %d are given less than half by every such session (%d and half of them make the sessions look like wallets that pay each other); "+
 				"on neutrino clients of six wallets behind one address whose sessions did not look so (8 captures of seeds 1401 to 1416 and 1501 to 1516) the scripts given 0.8 to 0.95 were right 134 of 223 times at 0.898 said (mostly an outside payer's change, created in a payment to one wallet and spent in its next payment, to any of them, and the other wallets' scripts), "+
 				"so %d of its scripts are given what scripts given as much were right on neutrino clients of 16 wallets behind one address that pay each other (their intervals through the same map)%s",

@@ -262,59 +262,79 @@ func TestKnotCalibrated(t *testing.T) {
 
 // TestSharedManyWallets: wallets w0, w1, ... each have four scripts of
 // three appearances in blocks of their own, none paid by another, and
-// each session fetches its wallet's blocks; every session's first
-// script is given 0.9 (as the over-confident ones of six wallets behind
-// one address were). Under one address every session is warned of
-// several wallets, and none looks like wallets that pay each other (no
-// script is listed by two sessions). Where a session fetches for other
-// scripts than six or more other sessions of its address (seven wallets
-// of a session each, four of two), every script of every session goes
-// through sharedCalibrated (the 0.9 ones lowered, those given 0.95 or
-// more kept), and each session is warned (ManyWallets), naming the
-// count; where fewer (three wallets of two sessions each: four, as
-// package simulate's shared-client regime has) or each wallet dials from
-// an address of its own, nothing changes.
+// each session fetches its wallet's blocks (a joint session those of
+// every wallet of its address, as a client fetching for all of them at
+// once); every session's first script is given 0.9 (as the
+// over-confident ones of six wallets behind one address were). Under one
+// address every session is warned of several wallets, and none looks
+// like wallets that pay each other (no script is listed by two
+// sessions). Where a session fetches for other scripts than the
+// sessions of four or more other wallets (seven wallets of a session
+// each, five or six of two), every script of every session goes through
+// sharedCalibrated (the 0.9 ones lowered, those given 0.95 or more
+// kept), and each session is warned (ManyWallets), naming the count.
+// Where fewer, nothing changes, however many sessions each wallet opens:
+// three wallets of two sessions each, of four (eight other sessions, one
+// wallet's counted once), of three with a joint session (a session sees
+// two other wallets and the joint one: three sets of scripts, as
+// package simulate's shared-client regime has), four wallets of two
+// sessions each (three others, as many as three wallets and a joint
+// session show), or each wallet dialling from an address of its own.
 func TestSharedManyWallets(t *testing.T) {
 	const perWallet = 4
 	for _, c := range []struct {
 		name              string
 		wallets, sessions int
+		joint             bool
 		oneAddress        bool
 		want              bool
 	}{
-		{"one address, seven wallets of a session each", 7, 1, true, true},
-		{"one address, four wallets of two sessions each", 4, 2, true, true},
-		{"one address, three wallets of two sessions each", 3, 2, true, false},
-		{"seven addresses, seven wallets", 7, 1, false, false},
+		{"one address, seven wallets of a session each", 7, 1, false, true, true},
+		{"one address, six wallets of two sessions each", 6, 2, false, true, true},
+		{"one address, five wallets of two sessions each", 5, 2, false, true, true},
+		{"one address, four wallets of two sessions each", 4, 2, false, true, false},
+		{"one address, three wallets of two sessions each", 3, 2, false, true, false},
+		{"one address, three wallets of four sessions each", 3, 4, false, true, false},
+		{"one address, three wallets of three sessions each and a joint one", 3, 3, true, true, false},
+		{"one address, two wallets of four sessions each and a joint one", 2, 4, true, true, false},
+		{"seven addresses, seven wallets", 7, 1, false, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var entries []universe.IndexEntry
 			fetched := make([][]int, c.wallets)
+			var all []int
 			for w := range c.wallets {
 				for j := range perWallet {
 					h := int32(10 + 25*w + 6*j)
 					entries = append(entries, universe.IndexEntry{Candidate: fmt.Sprintf("w%d-%d", w, j), Heights: []int32{h, h + 2, h + 4}, Txs: oneTx(1, 1, 1)})
 					fetched[w] = append(fetched[w], int(h), int(h)+2, int(h)+4)
 				}
+				all = append(all, fetched[w]...)
 			}
 			var reports []*Report
+			add := func(client string, fetch []int, w int) {
+				r := scanReport(client, fetch, entries)
+				k := slices.IndexFunc(r.Matched, func(m Match) bool { return m.Candidate == fmt.Sprintf("w%d-0", w) })
+				if k < 0 {
+					t.Fatalf("w%d-0 not matched in %s", w, r.Session)
+				}
+				if m := &r.Matched[k]; m.Probability >= 0.95 {
+					r.Confident--
+				}
+				r.Matched[k].Probability, r.Matched[k].ProbabilityLow, r.Matched[k].ProbabilityHigh = 0.9, 0.8, 0.95
+				reports = append(reports, r)
+			}
 			for w := range c.wallets {
 				for s := range c.sessions {
 					host := "127.0.0.2"
 					if !c.oneAddress {
 						host = fmt.Sprintf("127.0.0.%d", 2+w)
 					}
-					r := scanReport(fmt.Sprintf("%s:%d", host, 1000+10*w+s), fetched[w], entries)
-					k := slices.IndexFunc(r.Matched, func(m Match) bool { return m.Candidate == fmt.Sprintf("w%d-0", w) })
-					if k < 0 {
-						t.Fatalf("w%d-0 not matched in %s", w, r.Session)
-					}
-					if m := &r.Matched[k]; m.Probability >= 0.95 {
-						r.Confident--
-					}
-					r.Matched[k].Probability, r.Matched[k].ProbabilityLow, r.Matched[k].ProbabilityHigh = 0.9, 0.8, 0.95
-					reports = append(reports, r)
+					add(fmt.Sprintf("%s:%d", host, 1000+10*w+s), fetched[w], w)
 				}
+			}
+			if c.joint {
+				add("127.0.0.2:2000", all, 0)
 			}
 			warnSharedClients(reports)
 			shared := contestShared(reports)
@@ -347,7 +367,47 @@ func TestSharedManyWallets(t *testing.T) {
 				if warned && !strings.Contains(all, fmt.Sprintf("%d of its scripts", lowered)) {
 					t.Errorf("%s: warning does not count %d scripts: %q", r.Session, lowered, all)
 				}
+				if warned && !strings.Contains(all, fmt.Sprintf("the sessions of %d other wallets", c.wallets-1)) {
+					t.Errorf("%s: warning does not count %d other wallets: %q", r.Session, c.wallets-1, all)
+				}
+				if warned && !strings.Contains(all, fmt.Sprintf("the sessions of %d other wallets", c.wallets-1)) {
+					t.Errorf("%s: warning does not count %d other wallets: %q", r.Session, c.wallets-1, all)
+				}
 			}
 		})
+	}
+}
+
+// TestOtherWallets: the sessions apart from session 0 are counted once
+// for each set of sessions that do not fetch for other scripts than each
+// other (one wallet's), in order: a wallet's second session is not
+// counted beside its first however far from 0 it is, a session apart
+// from everything counted is, and sessions not apart from 0 never are.
+func TestOtherWallets(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		apart [][2]int // the pairs that fetch for other scripts
+		n     int      // sessions, 0 the one counting
+		want  int
+	}{
+		{"none apart", nil, 3, 0},
+		{"two sessions of one wallet", [][2]int{{0, 1}, {0, 2}}, 3, 1},
+		{"two wallets", [][2]int{{0, 1}, {0, 2}, {1, 2}}, 3, 2},
+		{"two wallets of two sessions each", [][2]int{{0, 1}, {0, 2}, {0, 3}, {0, 4}, {1, 3}, {1, 4}, {2, 3}, {2, 4}}, 5, 2},
+		{"own wallet's other session not counted", [][2]int{{0, 2}, {1, 2}}, 3, 1},
+		{"three wallets and a joint session", [][2]int{{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}, 4, 3},
+	} {
+		apart := map[[2]int]bool{}
+		for _, p := range c.apart {
+			apart[p] = true
+		}
+		host := make([]int, c.n)
+		for i := range host {
+			host[i] = i
+		}
+		got := otherWallets(0, host, func(i, j int) bool { return apart[[2]int{min(i, j), max(i, j)}] })
+		if got != c.want {
+			t.Errorf("%s: %d other wallets, want %d", c.name, got, c.want)
+		}
 	}
 }
