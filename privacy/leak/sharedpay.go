@@ -124,36 +124,7 @@ func contestShared(reports []*Report) *sharedContest {
 			}
 		}
 	}
-	apart := map[[2]int]bool{}
-	work := 0
-	isApart := func(i, j int) bool {
-		key := [2]int{min(i, j), max(i, j)}
-		d, ok := apart[key]
-		if !ok && work < maxSharedWork {
-			work += len(claims[i]) + len(claims[j]) + 1
-			d = reports[i].skipped(claims[j]) || reports[j].skipped(claims[i])
-			apart[key] = d
-		}
-		return d
-	}
-	// counting asks of two sessions whether one fetched for other
-	// scripts than most of the other's (skippedMost), a step each, so
-	// that the counts too stop at maxSharedWork.
-	most := map[[2]int]bool{}
-	counting := func(i, j int) bool {
-		work++
-		if work >= maxSharedWork {
-			return false
-		}
-		key := [2]int{min(i, j), max(i, j)}
-		d, ok := most[key]
-		if !ok {
-			work += len(claims[i]) + len(claims[j])
-			d = reports[i].skippedMost(claims[j]) || reports[j].skippedMost(claims[i])
-			most[key] = d
-		}
-		return d
-	}
+	pairs := &sessionPairs{reports: reports, claims: claims}
 	byHost := map[string][]int{}
 	for i, r := range reports {
 		if r.severalWallets {
@@ -165,7 +136,7 @@ func contestShared(reports []*Report) *sharedContest {
 		if !r.severalWallets || r.severalOthers < sharedManyOthers {
 			continue
 		}
-		if n := otherWallets(i, byHost[host[i]], counting); n >= sharedManyOthers {
+		if n := otherWallets(i, byHost[host[i]], pairs.apartMost); n >= sharedManyOthers {
 			if c.many == nil {
 				c.many = map[string]int{}
 			}
@@ -185,7 +156,7 @@ func contestShared(reports []*Report) *sharedContest {
 				if j == i || host[j] != host[i] {
 					continue
 				}
-				if isApart(i, j) {
+				if pairs.apart(i, j) {
 					contested = true
 					oneSided = oneSided && given[j][m.Candidate] < 0.5
 				}
@@ -208,20 +179,70 @@ func contestShared(reports []*Report) *sharedContest {
 	return c
 }
 
+// sessionPairs compares the sessions of a capture two at a time, each
+// pair once, within maxSharedWork steps in all (a pair not compared by
+// then is not apart).
+type sessionPairs struct {
+	reports []*Report
+	claims  [][]*Match // each report's claims (Report.claimed)
+	// someApart and mostApart hold the pairs compared, smaller index
+	// first.
+	someApart, mostApart map[[2]int]bool
+	work                 int
+}
+
+// apart reports whether one of sessions i and j fetched for other
+// scripts than a claim of the other (skipped).
+func (p *sessionPairs) apart(i, j int) bool {
+	key := [2]int{min(i, j), max(i, j)}
+	d, ok := p.someApart[key]
+	if !ok && p.work < maxSharedWork {
+		p.work += len(p.claims[i]) + len(p.claims[j]) + 1
+		d = p.reports[i].skipped(p.claims[j]) || p.reports[j].skipped(p.claims[i])
+		if p.someApart == nil {
+			p.someApart = map[[2]int]bool{}
+		}
+		p.someApart[key] = d
+	}
+	return d
+}
+
+// apartMost reports whether one of sessions i and j fetched for other
+// scripts than most of the other's claims it scanned (skippedMost). Each
+// call is a step, so that the counts of otherWallets too stop at
+// maxSharedWork.
+func (p *sessionPairs) apartMost(i, j int) bool {
+	p.work++
+	if p.work >= maxSharedWork {
+		return false
+	}
+	key := [2]int{min(i, j), max(i, j)}
+	d, ok := p.mostApart[key]
+	if !ok {
+		p.work += len(p.claims[i]) + len(p.claims[j])
+		d = p.reports[i].skippedMost(p.claims[j]) || p.reports[j].skippedMost(p.claims[i])
+		if p.mostApart == nil {
+			p.mostApart = map[[2]int]bool{}
+		}
+		p.mostApart[key] = d
+	}
+	return d
+}
+
 // otherWallets counts the wallets behind the client address of session
 // i, other than its own, that the address's sessions (host, i among
 // them) show: a session that fetches for other scripts than i (apart:
 // one of the two did not fetch most of the other's claims it scanned,
 // skippedMost, so that a claim of decoys or chance does not set apart
 // two sessions of one wallet) is counted when it fetches for other
-// scripts than every session counted before it, in the order of host. Sessions of one wallet fetch
-// for the same scripts, so however many sessions a wallet opens it is
-// counted once; sessions that fetch for different scripts are of
-// different wallets, or of different sets of them (a client fetching
-// for all its wallets at once counts as one more), so the count is
-// never more than the sets of wallets fetched for, and where every pair
-// of sessions of different sets is told apart it is all of them but
-// i's own.
+// scripts than every session counted before it, in the order of host.
+// Sessions of one wallet fetch for the same scripts, so however many
+// sessions a wallet opens it is counted once; sessions that fetch for
+// different scripts are of different wallets, or of different sets of
+// them (a client fetching for all its wallets at once counts as one
+// more), so the count is never more than the sets of wallets fetched
+// for, and where every pair of sessions of different sets is told apart
+// it is all of them but i's own.
 func otherWallets(i int, host []int, apart func(i, j int) bool) int {
 	var counted []int
 	for _, j := range host {
