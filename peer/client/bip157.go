@@ -46,7 +46,7 @@ func (c *Client) scanBIP157(ctx context.Context, log *scanLog, req ScanRequest, 
 	if req.withHeaders {
 		res.filterHeaders = headers[from-lo:]
 	}
-	matched, received, err := c.matchFilters(ctx, ms, matching, headers, lo, to, req.Progress, feed)
+	matched, received, err := c.matchFilters(ctx, log, ms, matching, headers, lo, to, req.Progress, feed)
 	if err != nil {
 		return nil, err
 	}

@@ -183,7 +183,7 @@ func TestAttackUndecidableWordHeldToCheckpoint(t *testing.T) {
 	}
 	lie := errors.New("the filter leads to another filter header than the agreed one")
 	off := &offHeaderError{height: h, hash: l.forged, data: l.data, msg: "off the agreed header"}
-	from, err := c.ownWord(ctx, m, off, [2]chainhash.Hash{agreed[0], agreed[1]}, lie)
+	from, err := c.ownWord(ctx, nil, m, off, [2]chainhash.Hash{agreed[0], agreed[1]}, lie)
 	t.Logf("own word: from %d, %v", from, err)
 	if !errors.Is(err, errDisputedHeader) {
 		t.Fatalf("the liar's word on a filter its block cannot decide: %v, want a disagreement", err)

@@ -21,6 +21,7 @@ import (
 // header before it is matched.
 type filterDownload struct {
 	c        *Client
+	log      *scanLog // the operation's: written with mu held
 	from, to int32
 	headers  []chainhash.Hash // the agreed filter headers of from-1..to
 	base     *gcs.Matcher
@@ -80,11 +81,11 @@ const (
 // With feed, the filters of the segments feed verified (see filterFeed)
 // are not downloaded again: their matches are feed's; the batches of the
 // others end at the segments' ends.
-func (c *Client) matchFilters(ctx context.Context, ms []*pool.Member, scripts [][]byte, headers []chainhash.Hash,
+func (c *Client) matchFilters(ctx context.Context, log *scanLog, ms []*pool.Member, scripts [][]byte, headers []chainhash.Hash,
 	from, to int32, progress func(done, total int), feed *filterFeed) ([]int32, int, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	d := &filterDownload{c: c, from: from, to: to, headers: headers, base: gcs.NewMatcher(scripts), progress: progress, cancel: cancel,
+	d := &filterDownload{c: c, log: log, from: from, to: to, headers: headers, base: gcs.NewMatcher(scripts), progress: progress, cancel: cancel,
 		slow: c.pool.Slow(ms), reach: map[*pool.Member]int32{}, disputed: -1}
 	for _, m := range ms {
 		d.reach[m] = c.reachOf(m, to)
@@ -165,16 +166,19 @@ func (d *filterDownload) checkHash(h int32, fh chainhash.Hash, data []byte) erro
 
 // ownWord asks m's own word on the height whose filter it served off the
 // agreed header (see Client.ownWord), and notes the lowest height a
-// disagreement gives up.
+// disagreement gives up; the notes of its block's download go to the
+// operation's log.
 func (d *filterDownload) ownWord(ctx context.Context, m *pool.Member, off *offHeaderError, lie error) error {
 	i := off.height - d.from
-	from, err := d.c.ownWord(ctx, m, off, [2]chainhash.Hash{d.headers[i], d.headers[i+1]}, lie)
-	if from >= 0 {
-		d.mu.Lock()
-		if d.disputed < 0 || from < d.disputed {
-			d.disputed = from
-		}
-		d.mu.Unlock()
+	notes := &scanLog{}
+	from, err := d.c.ownWord(ctx, notes, m, off, [2]chainhash.Hash{d.headers[i], d.headers[i+1]}, lie)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, n := range notes.notes {
+		d.log.note(n)
+	}
+	if from >= 0 && (d.disputed < 0 || from < d.disputed) {
+		d.disputed = from
 	}
 	return err
 }

@@ -47,8 +47,9 @@ func (e *offHeaderError) Unwrap() error { return peer.ErrBadFilter }
 // m's own word on its height (agreed holds the agreed filter headers of
 // the height and the one before): lie if m states another filter hash,
 // or the agreed header itself; else a disagreement (errDisputedHeader),
-// with the lowest height to verify again.
-func (c *Client) ownWord(ctx context.Context, m *pool.Member, off *offHeaderError, agreed [2]chainhash.Hash, lie error) (int32, error) {
+// with the lowest height to verify again. The notes of the block's
+// download (see blockProof) go to notes, the operation's log.
+func (c *Client) ownWord(ctx context.Context, notes *scanLog, m *pool.Member, off *offHeaderError, agreed [2]chainhash.Hash, lie error) (int32, error) {
 	lastCheckpoint := c.chain.Height() / wire.CFCheckptInterval * wire.CFCheckptInterval
 	// The failed answer dropped the connection.
 	if err := c.pool.Redial(ctx, m); err != nil {
@@ -65,7 +66,7 @@ func (c *Client) ownWord(ctx context.Context, m *pool.Member, off *offHeaderErro
 	if stated == agreed[1] {
 		return -1, lie
 	}
-	if proof := c.blockProof(ctx, m, off); proof != nil {
+	if proof := c.blockProof(ctx, notes, m, off); proof != nil {
 		return -1, proof
 	}
 	from := off.height
@@ -126,14 +127,21 @@ func (c *Client) ownCheckpoint(ctx context.Context, m *pool.Member, height int32
 // block proves it (gcs.CheckBasic): a filter that leads to the filter
 // header m states disagrees with the agreed one, but the block may decide
 // it at once, for a block's download. Nil when the block does not prove
-// it, or cannot be had (the disagreement then stands, see ownWord).
-func (c *Client) blockProof(ctx context.Context, m *pool.Member, off *offHeaderError) error {
+// it, or cannot be had (the disagreement then stands, see ownWord). The
+// download's notes (the peers that refused or hung up, see fetchBlock)
+// go to notes, the operation's log, unless it is nil, as does its
+// failure, which names them (see withRefusals).
+func (c *Client) blockProof(ctx context.Context, notes *scanLog, m *pool.Member, off *offHeaderError) error {
 	if off.data == nil {
 		return nil
 	}
-	block, err := c.disputedBlock(ctx, nil, off.height)
+	block, err := c.disputedBlock(ctx, notes, off.height)
 	if err != nil {
-		c.logf("the block of height %d, to check %s's filter off the agreed filter header: %v", off.height, m.Addr(), err)
+		n := fmt.Sprintf("the block of height %d, to check %s's filter off the agreed filter header: %v", off.height, m.Addr(), err)
+		c.logf("%s", n)
+		if notes != nil {
+			notes.note(n)
+		}
 		return nil
 	}
 	proof := gcs.CheckBasicBytes(block, off.data).Contradiction

@@ -70,7 +70,7 @@ func TestOwnWordBelowCheckpointNeedsProof(t *testing.T) {
 			t.Fatalf("premise: the agreed filter header of %d is the colluders' forged one (%d known)", h, len(agreed))
 		}
 		off := &offHeaderError{height: h, hash: fh, msg: "off the agreed header"}
-		from, err := c.ownWord(ctx, m, off, [2]chainhash.Hash{agreed[0], agreed[1]}, lie)
+		from, err := c.ownWord(ctx, nil, m, off, [2]chainhash.Hash{agreed[0], agreed[1]}, lie)
 		t.Logf("own word: from %d, %v", from, err)
 		if errors.Is(err, lie) || !errors.Is(err, errDisputedHeader) {
 			t.Errorf("the honest peer's filter off the colluders' agreed header: %v, want a dispute (errDisputedHeader), no proof", err)
@@ -97,7 +97,7 @@ func TestOwnWordBelowCheckpointNeedsProof(t *testing.T) {
 		agreed := c.knownPrefix(h-1, h)
 		c.opMu.Unlock()
 		off := &offHeaderError{height: h, hash: forged, msg: "off the agreed header"}
-		_, err := c.ownWord(ctx, member(c, liar.Addr), off, [2]chainhash.Hash{agreed[0], agreed[1]}, lie)
+		_, err := c.ownWord(ctx, nil, member(c, liar.Addr), off, [2]chainhash.Hash{agreed[0], agreed[1]}, lie)
 		t.Logf("own word: %v", err)
 		if !isLie(err) && !errors.Is(err, lie) {
 			t.Errorf("the liar's word off its own filter headers: %v, want a proof of a lie", err)

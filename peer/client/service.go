@@ -840,17 +840,20 @@ func (c *Client) verifyFilterHeaders(ctx context.Context, from, to int32) error 
 // as many times as peers are banned, so that the tip is not left
 // unverified until the next block (with one peer left, they rest on it,
 // and are kept so, see noteVerified). A dropped peer's failure that ends
-// it is returned as judged names it. Called with opMu held.
+// it is returned as judged names it; so is the last one, after the
+// error, when no peer is left to verify again with (see afterDrop).
+// Called with opMu held.
 func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
+	var dropped error // the last dropped peer's failure, as judged names it
 	for disputes, drops := 0, 0; ; {
 		ms := c.pool.Serving(wire.SFNodeCF)
 		if len(ms) == 0 {
-			return c.noPeers("getcfheaders")
+			return afterDrop(c.noPeers("getcfheaders"), dropped)
 		}
 		_, _, err := c.filterHeaders(ctx, newScanLog(), ms, from, to)
 		var f *pool.Failure
 		if !errors.As(err, &f) || ctx.Err() != nil {
-			return err
+			return afterDrop(err, dropped)
 		}
 		if errors.Is(f.Err, errDisputedHeader) && disputes < maxAttempts {
 			// No proof yet: verified again, from the checkpoints (see
@@ -863,12 +866,25 @@ func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
 		if !c.blame(f.Member, f.Err) {
 			// Dropped, not proven false: the peers left verify without
 			// it, a few times at most.
+			dropped = judged(err, f)
 			if drops++; drops > maxAttempts || len(c.pool.Serving(wire.SFNodeCF)) == 0 {
-				return judged(err, f)
+				return dropped
 			}
 		}
 		c.logf("service: %v: verifying filter headers %d..%d again with the peers left", f.Err, from, to)
 	}
+}
+
+// afterDrop returns err, what ended a verification of filter headers,
+// naming dropped after it when err is that no peer was left (ErrNoPeers)
+// and dropped, the failure of a peer the verification dropped before
+// (as judged names it), is not nil: the cause of the peers' running
+// out. errors.Is and errors.As see both.
+func afterDrop(err, dropped error) error {
+	if dropped == nil || !errors.Is(err, ErrNoPeers) {
+		return err
+	}
+	return fmt.Errorf("%w (after a peer dropped: %w)", err, dropped)
 }
 
 // announced takes in a peer's announcement: blocks of the chain raise the

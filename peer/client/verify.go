@@ -2,12 +2,14 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
+	"github.com/spvfilter/spvfilter/peer"
 	"github.com/spvfilter/spvfilter/peer/pool"
 )
 
@@ -62,15 +64,11 @@ func (c *Client) filterHeadersFed(ctx context.Context, log *scanLog, ms []*pool.
 	// (the end counted or not); but ready still fails for what Serving
 	// cannot tell: a connection due to be dialled again whose dial
 	// fails (its node gone), one a flood ended (listed for the request
-	// that finds it to ban it), or one that ended since ms was read.
-	// Asked here, each would fail the verification's requests, and the
-	// scan's retries picked it again.
+	// that finds it to ban it: this one, see leftOutNotReady), or one
+	// that ended since ms was read. Asked here, each would fail the
+	// verification's requests, and the scan's retries picked it again.
 	v.ms = slices.DeleteFunc(v.ms, func(m *pool.Member) bool {
-		err := c.ready(ctx, m)
-		if err != nil {
-			c.logf("%s: dialling again before verifying filter headers: %v", m.Addr(), err)
-		}
-		return err != nil
+		return c.leftOutNotReady(ctx, m)
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, ms, err
@@ -90,6 +88,21 @@ func (c *Client) filterHeadersFed(ctx context.Context, log *scanLog, ms []*pool.
 	}
 	c.owns.keepOnly(c.pool.Members())
 	return headers, left, v.keepLeftWords(err)
+}
+
+// leftOutNotReady reports whether m is left out of a verification, not
+// ready (see ready): logged, and banned when a flood ended its
+// connection (the flood is the proof, as blame takes it).
+func (c *Client) leftOutNotReady(ctx context.Context, m *pool.Member) bool {
+	err := c.ready(ctx, m)
+	if err == nil {
+		return false
+	}
+	c.logf("%s: dialling again before verifying filter headers: %v", m.Addr(), err)
+	if errors.Is(err, peer.ErrFlooding) {
+		c.blame(m, err)
+	}
+	return true
 }
 
 // planned plans the verification of v (ownPlan, tipPlan, or else
