@@ -38,21 +38,22 @@ func (r *Report) fetchedAll(heights map[int32]bool) bool {
 const maxCoFetchWork = 50_000_000
 
 // coFetch is one pass of coFetched over a capture's reports: what it
-// knows of each report and the steps it has spent.
+// knows of each report and the steps it has spent. Its pairs compare
+// each report's claims (claimed, claimedGroups): where every wallet is
+// paid in the same blocks, a group's members share its probability, each
+// given less than half, and the groups are the only claims to compare.
+// Two sessions of one wallet, from two addresses, fetch the same
+// wallet's blocks and are not apart (rivals).
 type coFetch struct {
-	reports []*Report
-	hosts   []string         // each report's client address, port left out
-	listed  []map[string]int // each report's match index by candidate
-	claims  [][]*Match       // each report's claims (claimed, claimedGroups)
-	apart   map[[2]int]bool  // rival's answers by pair of reports
-	work    int
-	bound   int  // the steps it may spend (maxCoFetchWork)
-	cut     bool // bound stopped the comparisons
+	sessionPairs                  // bound is maxCoFetchWork, checked by sum
+	hosts        []string         // each report's client address, port left out
+	listed       []map[string]int // each report's match index by candidate
+	cut          bool             // bound stopped the comparisons
 }
 
 func newCoFetch(reports []*Report, bound int) *coFetch {
-	c := &coFetch{reports: reports, bound: bound, hosts: make([]string, len(reports)), listed: make([]map[string]int, len(reports)),
-		claims: make([][]*Match, len(reports)), apart: map[[2]int]bool{}}
+	c := &coFetch{sessionPairs: sessionPairs{reports: reports, bound: bound, callerChecks: true, claims: make([][]*Match, len(reports))},
+		hosts: make([]string, len(reports)), listed: make([]map[string]int, len(reports))}
 	for i, r := range reports {
 		c.hosts[i] = hostOf(r)
 		c.listed[i] = make(map[string]int, len(r.Matched))
@@ -97,25 +98,6 @@ func (r *Report) claimedGroups() []*Match {
 	return out
 }
 
-// rival reports whether the sessions of reports i and j fetch for
-// different scripts (skipped, as warnSharedClients asks): one of the two
-// scanned every block of a script the other claims and did not fetch all
-// of them, or every block of a group the other claims (claimedGroups).
-// Where every wallet is paid in the same blocks, a group's members share
-// its probability, each given less than half, and the groups are the
-// only claims to compare. Two sessions of one wallet, from two
-// addresses, fetch the same wallet's blocks and are not rivals.
-func (c *coFetch) rival(i, j int) bool {
-	key := [2]int{min(i, j), max(i, j)}
-	d, ok := c.apart[key]
-	if !ok {
-		c.work += len(c.claims[i]) + len(c.claims[j]) + 1
-		d = c.reports[i].skipped(c.claims[j]) || c.reports[j].skipped(c.claims[i])
-		c.apart[key] = d
-	}
-	return d
-}
-
 // weighed reports whether report j is one whose claims are weighed
 // against another address's: not a client's own (labelled), with an
 // address known.
@@ -124,21 +106,21 @@ func (c *coFetch) weighed(j int) bool {
 }
 
 // sum is the probability report i gives its unit u (of the heights and
-// candidates given) added to those the rival sessions of every other
-// address that fetched all its blocks give it, each address weighed by
-// the highest of its sessions' (0 if none lists it).
+// candidates given) added to those the sessions apart from it (rivals)
+// of every other address that fetched all its blocks give it, each
+// address weighed by the highest of its sessions' (0 if none lists it).
 func (c *coFetch) sum(i int, u unitKey, heights map[int32]bool, members []string) float64 {
 	weight := map[string]float64{}
 	for j, o := range c.reports {
 		if c.hosts[j] == c.hosts[i] || !c.weighed(j) {
 			continue
 		}
-		if c.work >= c.bound {
+		if c.spent() {
 			c.cut = true
 			break
 		}
 		c.work += len(heights) + len(members)
-		if !o.fetchedAll(heights) || !c.rival(i, j) {
+		if !o.fetchedAll(heights) || !c.apart(i, j) {
 			continue
 		}
 		w := 0.0

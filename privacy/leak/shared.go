@@ -35,9 +35,10 @@ func hostOf(r *Report) string {
 // colluding views or a client's own (one client's downloads split over
 // its peers) are not compared.
 func warnSharedClients(reports []*Report) {
-	byHost := map[string][]*Report{}
+	byHost := map[string][]int{}
 	var hosts []string
-	for _, r := range reports {
+	claims := make([][]*Match, len(reports))
+	for i, r := range reports {
 		host := hostOf(r)
 		if host == "" {
 			continue
@@ -45,27 +46,24 @@ func warnSharedClients(reports []*Report) {
 		if byHost[host] == nil {
 			hosts = append(hosts, host)
 		}
-		byHost[host] = append(byHost[host], r)
+		byHost[host] = append(byHost[host], i)
+		claims[i] = r.claimed()
 	}
-	work := 0
+	pairs := &sessionPairs{reports: reports, claims: claims, bound: maxSharedWork}
 	for _, host := range hosts {
 		rs := byHost[host]
 		others := make([]int, len(rs))
-		claims := make([][]*Match, len(rs))
-		for i, r := range rs {
-			claims[i] = r.claimed()
-		}
-		for i, a := range rs {
-			for j := i + 1; j < len(rs) && work < maxSharedWork; j++ {
-				work += len(claims[i]) + len(claims[j]) + 1
-				if rs[j].skipped(claims[i]) || a.skipped(claims[j]) {
+		for i := range rs {
+			for j := i + 1; j < len(rs) && !pairs.spent(); j++ {
+				if pairs.apart(rs[i], rs[j]) {
 					others[i]++
 					others[j]++
 				}
 			}
 		}
-		for i, r := range rs {
+		for i, k := range rs {
 			if others[i] > 0 {
+				r := reports[k]
 				r.keepPooledGroups()
 				r.severalWallets = true
 				r.severalOthers = others[i]
@@ -78,6 +76,69 @@ func warnSharedClients(reports []*Report) {
 // maxSharedWork bounds the steps spent comparing the sessions of one
 // client address.
 const maxSharedWork = 10_000_000
+
+// sessionPairs compares the sessions of a capture two at a time, each
+// pair once, whether they fetch for different scripts (see "Several
+// wallets behind one address" in the package documentation), within
+// bound steps in all: a pair not compared by then is not apart.
+type sessionPairs struct {
+	reports []*Report
+	// claims are each report's claims (Report.claimed, and for coFetch
+	// claimedGroups too).
+	claims [][]*Match
+	// bound is the steps the comparisons may spend, work those spent.
+	bound, work int
+	// callerChecks leaves the bound to the caller (coFetch.sum, which
+	// checks it before each session and warns a cut): apart then
+	// compares every pair asked for. Checked in apart, the bound would
+	// refuse the pairs coFetch.sum asks for after its own steps, charged
+	// just before, reached it, and weigh fewer sessions than it does.
+	callerChecks bool
+	// someApart and mostApart hold the pairs compared, smaller index
+	// first.
+	someApart, mostApart map[[2]int]bool
+}
+
+// spent reports whether the comparisons have spent their bound.
+func (p *sessionPairs) spent() bool { return p.work >= p.bound }
+
+// apart reports whether one of sessions i and j fetched for other
+// scripts than a claim of the other (skipped).
+func (p *sessionPairs) apart(i, j int) bool {
+	key := [2]int{min(i, j), max(i, j)}
+	d, ok := p.someApart[key]
+	if !ok && (p.callerChecks || !p.spent()) {
+		p.work += len(p.claims[i]) + len(p.claims[j]) + 1
+		d = p.reports[i].skipped(p.claims[j]) || p.reports[j].skipped(p.claims[i])
+		if p.someApart == nil {
+			p.someApart = map[[2]int]bool{}
+		}
+		p.someApart[key] = d
+	}
+	return d
+}
+
+// apartMost reports whether one of sessions i and j fetched for other
+// scripts than most of the other's claims it scanned (skippedMost). Each
+// call is a step, so that the counts of otherWallets too stop at the
+// bound.
+func (p *sessionPairs) apartMost(i, j int) bool {
+	p.work++
+	if p.spent() {
+		return false
+	}
+	key := [2]int{min(i, j), max(i, j)}
+	d, ok := p.mostApart[key]
+	if !ok {
+		p.work += len(p.claims[i]) + len(p.claims[j])
+		d = p.reports[i].skippedMost(p.claims[j]) || p.reports[j].skippedMost(p.claims[i])
+		if p.mostApart == nil {
+			p.mostApart = map[[2]int]bool{}
+		}
+		p.mostApart[key] = d
+	}
+	return d
+}
 
 // claimed lists r's matches of two or more appearances given 0.5 or
 // more and not explained by another's blocks.

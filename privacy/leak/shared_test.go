@@ -72,3 +72,39 @@ func TestSkippedMost(t *testing.T) {
 		}
 	}
 }
+
+// TestSessionPairsBound: two sessions of one address that fetch for
+// different scripts are apart within the bound; a bound already spent
+// refuses a pair not yet compared (not apart, nothing spent), unless the
+// caller checks the bound itself (coFetch.sum), and then every pair asked
+// for is compared.
+func TestSessionPairsBound(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "x", Heights: []int32{100, 120}, Txs: oneTx(2, 2)},
+	}
+	for _, c := range []struct {
+		name         string
+		bound        int
+		callerChecks bool
+		apart        bool
+		spent        bool
+	}{
+		{"within the bound", maxSharedWork, false, true, true},
+		{"bound spent", 0, false, false, false},
+		{"bound spent, the caller's to check", 0, true, true, true},
+	} {
+		a := scanReport("127.0.0.1:1000", []int{10, 20, 30, 40, 100, 120}, entries)
+		b := scanReport("127.0.0.1:2000", []int{10, 20, 30, 40, 77}, entries)
+		p := &sessionPairs{reports: []*Report{a, b}, claims: [][]*Match{a.claimed(), b.claimed()}, bound: c.bound, callerChecks: c.callerChecks}
+		if got := p.apart(0, 1); got != c.apart {
+			t.Errorf("%s: apart %v, want %v", c.name, got, c.apart)
+		}
+		if spent := p.work > 0; spent != c.spent {
+			t.Errorf("%s: %d steps spent, want some %v", c.name, p.work, c.spent)
+		}
+		if got := p.apart(1, 0); got != c.apart {
+			t.Errorf("%s: apart of the pair asked again %v, want %v", c.name, got, c.apart)
+		}
+	}
+}

@@ -124,7 +124,7 @@ func contestShared(reports []*Report) *sharedContest {
 			}
 		}
 	}
-	pairs := &sessionPairs{reports: reports, claims: claims}
+	pairs := &sessionPairs{reports: reports, claims: claims, bound: maxSharedWork}
 	byHost := map[string][]int{}
 	for i, r := range reports {
 		if r.severalWallets {
@@ -177,56 +177,6 @@ func contestShared(reports []*Report) *sharedContest {
 		}
 	}
 	return c
-}
-
-// sessionPairs compares the sessions of a capture two at a time, each
-// pair once, within maxSharedWork steps in all (a pair not compared by
-// then is not apart).
-type sessionPairs struct {
-	reports []*Report
-	claims  [][]*Match // each report's claims (Report.claimed)
-	// someApart and mostApart hold the pairs compared, smaller index
-	// first.
-	someApart, mostApart map[[2]int]bool
-	work                 int
-}
-
-// apart reports whether one of sessions i and j fetched for other
-// scripts than a claim of the other (skipped).
-func (p *sessionPairs) apart(i, j int) bool {
-	key := [2]int{min(i, j), max(i, j)}
-	d, ok := p.someApart[key]
-	if !ok && p.work < maxSharedWork {
-		p.work += len(p.claims[i]) + len(p.claims[j]) + 1
-		d = p.reports[i].skipped(p.claims[j]) || p.reports[j].skipped(p.claims[i])
-		if p.someApart == nil {
-			p.someApart = map[[2]int]bool{}
-		}
-		p.someApart[key] = d
-	}
-	return d
-}
-
-// apartMost reports whether one of sessions i and j fetched for other
-// scripts than most of the other's claims it scanned (skippedMost). Each
-// call is a step, so that the counts of otherWallets too stop at
-// maxSharedWork.
-func (p *sessionPairs) apartMost(i, j int) bool {
-	p.work++
-	if p.work >= maxSharedWork {
-		return false
-	}
-	key := [2]int{min(i, j), max(i, j)}
-	d, ok := p.mostApart[key]
-	if !ok {
-		p.work += len(p.claims[i]) + len(p.claims[j])
-		d = p.reports[i].skippedMost(p.claims[j]) || p.reports[j].skippedMost(p.claims[i])
-		if p.mostApart == nil {
-			p.mostApart = map[[2]int]bool{}
-		}
-		p.mostApart[key] = d
-	}
-	return d
 }
 
 // otherWallets counts the wallets behind the client address of session
