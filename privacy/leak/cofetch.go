@@ -1,6 +1,10 @@
 package leak
 
-import "fmt"
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
 
 // unitKey names a report's unit of claims: its group in Report.Groups
 // (from 1), or, for a match in no group, minus one less its index.
@@ -132,8 +136,8 @@ func (c *coFetch) sum(i int, u unitKey, heights map[int32]bool, members []string
 		weight[c.hosts[j]] = max(weight[c.hosts[j]], w)
 	}
 	total := c.reports[i].unitP(u)
-	for _, w := range weight {
-		total += w
+	for _, h := range slices.Sorted(maps.Keys(weight)) { // one order: the same sum every run
+		total += weight[h]
 	}
 	return total
 }

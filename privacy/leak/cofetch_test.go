@@ -1,6 +1,8 @@
 package leak
 
 import (
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -144,6 +146,36 @@ func TestCoFetchedGroupClaims(t *testing.T) {
 		}
 		if got := unitPOf(a, "x"); got != 0.9 {
 			t.Errorf("%s: x's group went from 0.9 to %g, want it kept", c.name, got)
+		}
+	}
+}
+
+// TestCoFetchedSameEveryRun: a claim shared with sessions of eight other
+// addresses, each giving it a different probability (each fetched a
+// different number of decoys), is divided by the same sum, to the last
+// bit, however often the capture is read: the weights are added in one
+// order, not in the order a map gives them.
+func TestCoFetchedSameEveryRun(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)},
+		{Candidate: "x", Heights: []int32{100, 120, 140}, Txs: oneTx(2, 2, 2)},
+	}
+	read := func() float64 {
+		reports := []*Report{scanReport("127.0.0.1:1000", []int{10, 20, 30, 40, 100, 120, 140}, entries)}
+		for i := range 8 {
+			fetch := []int{10, 20, 30, 40}
+			for d := range 3 * (i + 1) {
+				fetch = append(fetch, 150+d)
+			}
+			reports = append(reports, scanReport(fmt.Sprintf("127.0.0.%d:1000", i+2), fetch, entries))
+		}
+		coFetched(reports)
+		return unitPOf(reports[0], "w")
+	}
+	first := read()
+	for run := range 40 {
+		if got := read(); math.Float64bits(got) != math.Float64bits(first) {
+			t.Fatalf("run %d: w given %v, first run %v: want the same to the last bit", run+1, got, first)
 		}
 	}
 }
