@@ -2,10 +2,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestFirstRunMistakes: mistakes a first run of every command makes (a
@@ -101,6 +107,116 @@ func TestFirstRunMistakes(t *testing.T) {
 			for _, w := range tt.not {
 				if strings.Contains(got, w) {
 					t.Errorf("stderr %q: want no %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
+// fileFlagRow is a run of a command that names, with one of its file
+// flags, a file that does not exist (or, for a file it writes, one in a
+// directory that does not exist), and what its error must say beside the
+// flag and the path: what to give instead.
+type fileFlagRow struct {
+	args []string // the command line, the missing path in it
+	flag string   // the file flag, as the error names it
+	path string   // the path as given, as the error names it
+	want string   // what to do
+}
+
+// TestMissingFileFlags: a file flag of any command (a flag whose help
+// names a file, found by walking the command tree: a new one has no row
+// and fails) given a file that does not exist is bad input that names
+// the flag, the path as given and what to give: the command that writes
+// such a file, or, for @FILE, the value itself. A file to write in a
+// directory that does not exist says to create the directory. Before, a
+// missing file was "--capture PATH: no such file or directory" alone, and
+// a missing directory "directory DIR does not exist" alone.
+func TestMissingFileFlags(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	at := "@" + missing
+	out := filepath.Join(dir, "no-dir", "out")
+	zeros := strings.Repeat("00", 32)
+	var genesis bytes.Buffer
+	if err := chaincfg.RegressionNetParams.GenesisBlock.Serialize(&genesis); err != nil {
+		t.Fatal(err)
+	}
+	block := hex.EncodeToString(genesis.Bytes())
+	fetches := filepath.Join(dir, "fetches.jsonl")
+	if err := os.WriteFile(fetches, []byte(`{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"getcfilters","filter_type":0,"start_height":14,"stop_hash":"6b3ad459f172f5b71abedc48ba41ce8074df1f7bf83c0326c0cc1e36eb709413"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sim := filepath.Join(dir, "sim")
+	runOK(t, smallSimulation("7", sim)...)
+	labels := filepath.Join(sim, "labels.json")
+	node := []string{"--network", "regtest", "--connect", "127.0.0.1:1"}
+
+	const (
+		value   = "@ reads the file named after it: check the path, or give the value itself without @"
+		created = "create it first, or give a path in a directory that exists"
+	)
+	rows := map[string]fileFlagRow{
+		"bloom add --filter":               {[]string{"bloom", "add", "--filter", at, coreElem1}, "--filter", at, value},
+		"bloom inspect --filter":           {[]string{"bloom", "inspect", "--filter", at}, "--filter", at, value},
+		"bloom match --filter":             {[]string{"bloom", "match", "--filter", at, coreElem1}, "--filter", at, value},
+		"bloom tx --filter":                {[]string{"bloom", "tx", "--filter", at, "--tx", "00"}, "--filter", at, value},
+		"bloom tx --tx":                    {[]string{"bloom", "tx", "--filter", corePayload, "--tx", at}, "--tx", at, value},
+		"demo --plot":                      {[]string{"demo", "--plot", out + ".svg"}, "--plot", out + ".svg", created},
+		"gcs build --block":                {[]string{"gcs", "build", "--block", at}, "--block", at, value},
+		"gcs build --prevout-script":       {[]string{"gcs", "build", "--block", block, "--prevout-script", at}, "--prevout-script 1:", at, value},
+		"gcs header --filter":              {[]string{"gcs", "header", "--filter", at, "--prev-header", zeros}, "--filter", at, value},
+		"gcs inspect --filter":             {[]string{"gcs", "inspect", "--filter", at}, "--filter", at, value},
+		"gcs match --filter":               {[]string{"gcs", "match", "--filter", at, "--block-hash", zeros, coreElem1}, "--filter", at, value},
+		"lab --blocks":                     {[]string{"lab", "--blocks", missing}, "--blocks", missing, "--blocks takes a block file that lab --save-blocks wrote"},
+		"lab --plot":                       {[]string{"lab", "--blocks", missing, "--plot", out + ".svg"}, "--plot", out + ".svg", created},
+		"lab --save-blocks":                {append([]string{"lab", "--save-blocks", out}, node...), "--save-blocks", out, created},
+		"lab --vectors":                    {[]string{"lab", "--vectors", missing}, "--vectors", missing, "--vectors takes BIP 158's test vectors"},
+		"merkleblock build --block":        {[]string{"merkleblock", "build", "--block", at, "--txid", zeros}, "--block", at, value},
+		"merkleblock build --filter":       {[]string{"merkleblock", "build", "--block", block, "--filter", at}, "--filter", at, value},
+		"merkleblock build --txid":         {[]string{"merkleblock", "build", "--block", block, "--txid", at}, "--txid 1:", at, value},
+		"merkleblock verify --merkleblock": {[]string{"merkleblock", "verify", "--merkleblock", at}, "--merkleblock", at, value},
+		"peers --datadir":                  {append([]string{"peers", "--datadir", missing}, node...), "--datadir", missing, "a data directory given must exist"},
+		"scan --datadir":                   {append([]string{"scan", "--watch", "51", "--datadir", missing}, node...), "--datadir", missing, "a data directory given must exist"},
+		"scan --watch":                     {append([]string{"scan", "--watch", at}, node...), "--watch 1:", at, value},
+		"privacy analyze --capture":        {[]string{"privacy", "analyze", "--capture", missing, "--universe", missing}, "--capture", missing, "--capture takes the JSON lines privacy capture writes"},
+		"privacy analyze --universe":       {[]string{"privacy", "analyze", "--filter", corePayload, "--universe", missing}, "--universe", missing, "--universe takes the candidates privacy universe writes"},
+		"privacy capture --out":            {[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", out}, "--out", out, created},
+		"privacy evaluate --labels":        {[]string{"privacy", "evaluate", "--labels", missing, "--report", missing}, "--labels", missing, "--labels takes the labels.json privacy simulate writes"},
+		"privacy evaluate --report":        {[]string{"privacy", "evaluate", "--labels", labels, "--report", missing}, "--report", missing, "--report takes the JSON privacy analyze --capture --json or privacy fetches --json prints"},
+		"privacy fetches --capture":        {[]string{"privacy", "fetches", "--capture", missing, "--index", missing}, "--capture", missing, "--capture takes the JSON lines privacy capture writes"},
+		"privacy fetches --index":          {[]string{"privacy", "fetches", "--capture", fetches, "--index", missing}, "--index", missing, "--index takes the appearance index privacy universe --index writes"},
+		"privacy model --plot":             {[]string{"privacy", "model", "--plot", out + ".svg"}, "--plot", out + ".svg", created},
+		"privacy model --plot-j":           {[]string{"privacy", "model", "--plot-j", out + ".svg"}, "--plot-j", out + ".svg", created},
+		"privacy universe --index":         {[]string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--index", out}, "--index", out, created},
+		"privacy universe --out":           {[]string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", out}, "--out", out, created},
+	}
+	// Flags whose help names a file or a directory but that take none,
+	// and a directory a command creates.
+	notFile := map[string]bool{
+		"peers --unban": true, "privacy simulate --force": true, "privacy simulate --seed": true,
+		"privacy universe --force": true, "scan --new-covers": true, "privacy simulate --out": true,
+	}
+	namesFile := regexp.MustCompile(`(?i)file|director|written by|\.json\b|JSON of`)
+	found := map[string]bool{}
+	walkCommands(newRootCommand(&app{}), func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			key := strings.TrimPrefix(c.CommandPath()+" --"+f.Name, "spvfilter ")
+			found[key] = true
+			if _, ok := rows[key]; !ok && !notFile[key] && namesFile.MatchString(f.Usage) {
+				t.Errorf("%s (%q) names a file: no row says what its missing file's error is", key, f.Usage)
+			}
+		})
+	})
+	for key, r := range rows {
+		t.Run(key, func(t *testing.T) {
+			if !found[key] {
+				t.Fatalf("no such flag in the command tree")
+			}
+			_, stderr, status := runCLI(t, "", r.args...)
+			for _, w := range []string{r.flag + " " + r.path + ":", r.want} {
+				if status != exitBadInput || !strings.Contains(stderr, w) {
+					t.Errorf("status %d, stderr %q: want status %d and %q", status, stderr, exitBadInput, w)
 				}
 			}
 		})

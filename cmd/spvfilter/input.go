@@ -151,12 +151,17 @@ func openFile(what, path, shown string) (*os.File, error) {
 		// Not a file named "-": standard input, which this flag does
 		// not read.
 		return nil, usageError{&restated{fmt.Sprintf("%s -: %s does not read standard input: give a file", what, what), err}}
-	case errors.As(err, &pe) && strings.HasPrefix(what, "--") && !strings.Contains(what, " "):
-		// A flag and its file: "--labels FILE: no such file".
-		return nil, usageError{&restated{fmt.Sprintf("%s %s: %s%s", what, shown, fileProblem(pe.Err), tildeHint(path, err)), err}}
 	case errors.As(err, &pe):
+		problem := fileProblem(pe.Err) + tildeHint(path, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			problem += missingFileAdvice(what, shown)
+		}
+		if strings.HasPrefix(what, "--") && !strings.Contains(what, " ") {
+			// A flag and its file: "--labels FILE: no such file".
+			return nil, usageError{&restated{fmt.Sprintf("%s %s: %s", what, shown, problem), err}}
+		}
 		// An argument and its file: "element 1: @FILE: no such file".
-		return nil, usageError{&restated{fmt.Sprintf("%s: %s: %s%s", what, shown, fileProblem(pe.Err), tildeHint(path, err)), err}}
+		return nil, usageError{&restated{fmt.Sprintf("%s: %s: %s", what, shown, problem), err}}
 	default:
 		return nil, badInputWords(what, err)
 	}
