@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -22,7 +23,8 @@ import (
 // be no flag with no hint, the cut line was said to end too early with
 // nothing wanted, the count was "no such file or directory", a field was
 // named twice and a fraction was refused where "a number" was wanted, and
-// completion and help had no example.
+// completion and help had no example; version -v (--verbose) was no
+// flag, and now says how the binary was built.
 func TestFirstRunMistakes(t *testing.T) {
 	dir := t.TempDir()
 	const record = `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","session":"s1","command":"filterload","filterload":"174940d10c277befcb99c42247d4726c4a1fce8e9302111a070000001b6a5a9a02"}`
@@ -92,6 +94,11 @@ func TestFirstRunMistakes(t *testing.T) {
 			exitBadInput, []string{`addresses: "1..5:0": step must be above 0: want START..END:STEP with STEP above 0`}, nil},
 		{"completion help", []string{"completion", "--help"}, exitOK, []string{"Examples:\n  source <(spvfilter completion bash)"}, nil},
 		{"help help", []string{"help", "--help"}, exitOK, []string{"Examples:\n  spvfilter help scan"}, nil},
+		{"version -v", []string{"version", "-v"}, exitOK,
+			[]string{"spvfilter " + buildVersion() + "\ngo:        " + runtime.Version() + "\nplatform:  " + runtime.GOOS + "/" + runtime.GOARCH + "\n", "  github.com/spf13/cobra v"}, nil},
+		{"version --verbose --json", []string{"version", "--verbose", "--json"}, exitOK,
+			[]string{`"version": "` + buildVersion() + `"`, `"go": "` + runtime.Version() + `"`, `"github.com/btcsuite/btcd v`}, nil},
+		{"version --json without --verbose", []string{"version", "--json"}, exitOK, []string{`"version"`}, []string{`"build"`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr, status := runCLI(t, "", tt.args...)
