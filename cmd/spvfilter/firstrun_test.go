@@ -24,7 +24,9 @@ import (
 // nothing wanted, the count was "no such file or directory", a field was
 // named twice and a fraction was refused where "a number" was wanted, and
 // completion and help had no example; version -v (--verbose) was no
-// flag, and now says how the binary was built.
+// flag, and now says how the binary was built; a --listen address not
+// well formed was said in the net package's words ("missing port in
+// address") and its port to be from 1 when 0 is taken.
 func TestFirstRunMistakes(t *testing.T) {
 	dir := t.TempDir()
 	const record = `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","session":"s1","command":"filterload","filterload":"174940d10c277befcb99c42247d4726c4a1fce8e9302111a070000001b6a5a9a02"}`
@@ -49,6 +51,13 @@ func TestFirstRunMistakes(t *testing.T) {
 	if err := os.WriteFile(bigHex, bytes.Repeat([]byte("00"), maxHexInput/2+1), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A relay address, and the form a relay's is wanted in, without the
+	// net package's words.
+	capture := func(listen string) []string {
+		return []string{"privacy", "capture", "--listen", listen, "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", "-"}
+	}
+	const listenForm = "want HOST:PORT to listen on, such as 127.0.0.1:0 (this machine only; port 0: any free one) or :8333 (every interface)"
+	goAddrWords := []string{"in address", "from 1 to 65535"}
 	for _, tt := range []struct {
 		name   string
 		args   []string
@@ -94,6 +103,16 @@ func TestFirstRunMistakes(t *testing.T) {
 			exitBadInput, []string{`addresses: "1..5:0": step must be above 0: want START..END:STEP with STEP above 0`}, nil},
 		{"completion help", []string{"completion", "--help"}, exitOK, []string{"Examples:\n  source <(spvfilter completion bash)"}, nil},
 		{"help help", []string{"help", "--help"}, exitOK, []string{"Examples:\n  spvfilter help scan"}, nil},
+		{"--listen without a port", capture("127.0.0.1"),
+			exitBadInput, []string{`--listen "127.0.0.1": no port; ` + listenForm}, goAddrWords},
+		{"--listen port out of range", capture("127.0.0.1:99999"),
+			exitBadInput, []string{`--listen "127.0.0.1:99999": port "99999" is not a number from 0 to 65535; ` + listenForm}, goAddrWords},
+		{"--listen bracket not closed", capture("[::1:0"),
+			exitBadInput, []string{`--listen "[::1:0": an IPv6 address opened with [ has no ]; ` + listenForm}, goAddrWords},
+		{"--listen bracket out of place", capture("127.0.0.1]:0"),
+			exitBadInput, []string{`--listen "127.0.0.1]:0": a ] out of place: only an IPv6 address goes in brackets, before the port, as [::1]:0; ` + listenForm}, goAddrWords},
+		{"--peer without a port", []string{"peers", "--peer", "127.0.0.1", "--network", "regtest"},
+			exitBadInput, []string{`--peer "127.0.0.1": no port; want HOST:PORT, such as 127.0.0.1:8333, with the node's port`}, goAddrWords},
 		{"version -v", []string{"version", "-v"}, exitOK,
 			[]string{"spvfilter " + buildVersion() + "\ngo:        " + runtime.Version() + "\nplatform:  " + runtime.GOOS + "/" + runtime.GOARCH + "\n", "  github.com/spf13/cobra v"}, nil},
 		{"version --verbose --json", []string{"version", "--verbose", "--json"}, exitOK,
