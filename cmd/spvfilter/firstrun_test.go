@@ -26,7 +26,8 @@ import (
 // completion and help had no example; version -v (--verbose) was no
 // flag, and now says how the binary was built; a --listen address not
 // well formed was said in the net package's words ("missing port in
-// address") and its port to be from 1 when 0 is taken.
+// address") and its port to be from 1 when 0 is taken; a --proxy that is
+// no URL was not shown, nor why.
 func TestFirstRunMistakes(t *testing.T) {
 	dir := t.TempDir()
 	const record = `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","session":"s1","command":"filterload","filterload":"174940d10c277befcb99c42247d4726c4a1fce8e9302111a070000001b6a5a9a02"}`
@@ -113,6 +114,10 @@ func TestFirstRunMistakes(t *testing.T) {
 			exitBadInput, []string{`--listen "127.0.0.1]:0": a ] out of place: only an IPv6 address goes in brackets, before the port, as [::1]:0; ` + listenForm}, goAddrWords},
 		{"--peer without a port", []string{"peers", "--peer", "127.0.0.1", "--network", "regtest"},
 			exitBadInput, []string{`--peer "127.0.0.1": no port; want HOST:PORT, such as 127.0.0.1:8333, with the node's port`}, goAddrWords},
+		{"--proxy bracket not closed", []string{"scan", "--watch", "51", "--network", "regtest", "--connect", "127.0.0.1:1", "--proxy", "socks5://[::1:9050"},
+			exitBadInput, []string{`--proxy "socks5://[::1:9050": not a URL (an IPv6 address opened with [ has no ]): want socks5://HOST:PORT`}, nil},
+		{"--proxy with a password not a URL", []string{"scan", "--watch", "51", "--network", "regtest", "--connect", "127.0.0.1:1", "--proxy", "socks5://u:secret@[::1:9050"},
+			exitBadInput, []string{`--proxy: not a URL (an IPv6 address opened with [ has no ]): want socks5://HOST:PORT`}, []string{"secret"}},
 		{"version -v", []string{"version", "-v"}, exitOK,
 			[]string{"spvfilter " + buildVersion() + "\ngo:        " + runtime.Version() + "\nplatform:  " + runtime.GOOS + "/" + runtime.GOARCH + "\n", "  github.com/spf13/cobra v"}, nil},
 		{"version --verbose --json", []string{"version", "--verbose", "--json"}, exitOK,
