@@ -1308,7 +1308,7 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 		n := r.CoLocated
 		r.warn(fmt.Sprintf("%d %s only in transactions of another match (a payer's change beside a payment to the wallet): %s",
 			n, forCount(n, "match appears", "matches appear"),
-			forCount(n, "it is grouped with that match, and its probability is its share of the group's", "they are grouped with it, and their probability is their share of the group's")))
+			forCount(n, "it is grouped with that match, and its probability is its share of the group's", "they are grouped with that match, and their probability is their share of the group's")))
 	}
 	ambiguous := 0
 	for _, fg := range r.Groups {
