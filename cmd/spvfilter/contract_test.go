@@ -1126,7 +1126,7 @@ func nodeRows(in rowFiles, node string) []contractRow {
 		{name: "an IPv6 address without brackets", args: []string{"peers", "--peer", "::1:18444", "--network", "regtest"},
 			status: exitBadInput, stderr: []string{`--peer "::1:18444": too many colons: an IPv6 address goes in brackets; want HOST:PORT, such as 127.0.0.1:8333 or [::1]:8333`}},
 		{name: "--connect checked as --peer is", args: []string{"scan", "--connect", "127.0.0.1", "--network", "regtest", "--watch", "51"},
-			status: exitBadInput, stderr: []string{`--connect "127.0.0.1": missing port in address; want HOST:PORT`}},
+			status: exitBadInput, stderr: []string{`--connect "127.0.0.1": no port; want HOST:PORT`}},
 	}
 }
 

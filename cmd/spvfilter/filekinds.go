@@ -40,6 +40,31 @@ var kindWords = map[fileKind]struct{ what, give string }{
 	kindBlocks:   {"a block file of lab --save-blocks", "give it to lab --blocks"},
 }
 
+// fileFlagTakes says, for each flag that reads a whole file, what file it
+// takes and which command writes one: a file not found names it.
+var fileFlagTakes = map[string]string{
+	"--capture":  "the JSON lines privacy capture writes (its --out FILE; privacy simulate writes capture.jsonl and fetch-capture.jsonl)",
+	"--universe": "the candidates privacy universe writes (its --out FILE; privacy simulate writes universe.txt)",
+	"--index":    "the appearance index privacy universe --index writes (privacy simulate writes chain.idx)",
+	"--labels":   "the labels.json privacy simulate writes into its --out directory",
+	"--report":   "the JSON privacy analyze --capture --json or privacy fetches --json prints (saved with > FILE)",
+	"--blocks":   "a block file that lab --save-blocks wrote",
+	"--vectors":  "BIP 158's test vectors, testnet-19.json in the BIP's folder",
+}
+
+// missingFileAdvice says what to give in place of the file shown, given
+// with the flag or argument what, that does not exist: what the flag takes
+// and which command writes it, or, for @FILE, the value itself.
+func missingFileAdvice(what, shown string) string {
+	if strings.HasPrefix(shown, "@") {
+		return ": @ reads the file named after it: check the path, or give the value itself without @"
+	}
+	if takes, ok := fileFlagTakes[what]; ok {
+		return fmt.Sprintf(": %s takes %s", what, takes)
+	}
+	return ""
+}
+
 // indexOpening opens an appearance index, the version after it (see
 // universe.IndexVersion).
 var indexOpening = []byte("SPVFIDX")

@@ -2,10 +2,17 @@ package main
 
 import (
 	"bytes"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/btcsuite/btcd/chaincfg"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // TestFirstRunMistakes: mistakes a first run of every command makes (a
@@ -16,7 +23,11 @@ import (
 // be no flag with no hint, the cut line was said to end too early with
 // nothing wanted, the count was "no such file or directory", a field was
 // named twice and a fraction was refused where "a number" was wanted, and
-// completion and help had no example.
+// completion and help had no example; version -v (--verbose) was no
+// flag, and now says how the binary was built; a --listen address not
+// well formed was said in the net package's words ("missing port in
+// address") and its port to be from 1 when 0 is taken; a --proxy that is
+// no URL was not shown, nor why.
 func TestFirstRunMistakes(t *testing.T) {
 	dir := t.TempDir()
 	const record = `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","session":"s1","command":"filterload","filterload":"174940d10c277befcb99c42247d4726c4a1fce8e9302111a070000001b6a5a9a02"}`
@@ -41,6 +52,13 @@ func TestFirstRunMistakes(t *testing.T) {
 	if err := os.WriteFile(bigHex, bytes.Repeat([]byte("00"), maxHexInput/2+1), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A relay address, and the form a relay's is wanted in, without the
+	// net package's words.
+	capture := func(listen string) []string {
+		return []string{"privacy", "capture", "--listen", listen, "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", "-"}
+	}
+	const listenForm = "want HOST:PORT to listen on, such as 127.0.0.1:0 (this machine only; port 0: any free one) or :8333 (every interface)"
+	goAddrWords := []string{"in address", "from 1 to 65535"}
 	for _, tt := range []struct {
 		name   string
 		args   []string
@@ -86,6 +104,25 @@ func TestFirstRunMistakes(t *testing.T) {
 			exitBadInput, []string{`addresses: "1..5:0": step must be above 0: want START..END:STEP with STEP above 0`}, nil},
 		{"completion help", []string{"completion", "--help"}, exitOK, []string{"Examples:\n  source <(spvfilter completion bash)"}, nil},
 		{"help help", []string{"help", "--help"}, exitOK, []string{"Examples:\n  spvfilter help scan"}, nil},
+		{"--listen without a port", capture("127.0.0.1"),
+			exitBadInput, []string{`--listen "127.0.0.1": no port; ` + listenForm}, goAddrWords},
+		{"--listen port out of range", capture("127.0.0.1:99999"),
+			exitBadInput, []string{`--listen "127.0.0.1:99999": port "99999" is not a number from 0 to 65535; ` + listenForm}, goAddrWords},
+		{"--listen bracket not closed", capture("[::1:0"),
+			exitBadInput, []string{`--listen "[::1:0": an IPv6 address opened with [ has no ]; ` + listenForm}, goAddrWords},
+		{"--listen bracket out of place", capture("127.0.0.1]:0"),
+			exitBadInput, []string{`--listen "127.0.0.1]:0": a ] out of place: only an IPv6 address goes in brackets, before the port, as [::1]:0; ` + listenForm}, goAddrWords},
+		{"--peer without a port", []string{"peers", "--peer", "127.0.0.1", "--network", "regtest"},
+			exitBadInput, []string{`--peer "127.0.0.1": no port; want HOST:PORT, such as 127.0.0.1:8333, with the node's port`}, goAddrWords},
+		{"--proxy bracket not closed", []string{"scan", "--watch", "51", "--network", "regtest", "--connect", "127.0.0.1:1", "--proxy", "socks5://[::1:9050"},
+			exitBadInput, []string{`--proxy "socks5://[::1:9050": not a URL (an IPv6 address opened with [ has no ]): want socks5://HOST:PORT`}, nil},
+		{"--proxy with a password not a URL", []string{"scan", "--watch", "51", "--network", "regtest", "--connect", "127.0.0.1:1", "--proxy", "socks5://u:secret@[::1:9050"},
+			exitBadInput, []string{`--proxy: not a URL (an IPv6 address opened with [ has no ]): want socks5://HOST:PORT`}, []string{"secret"}},
+		{"version -v", []string{"version", "-v"}, exitOK,
+			[]string{"spvfilter " + buildVersion() + "\ngo:        " + runtime.Version() + "\nplatform:  " + runtime.GOOS + "/" + runtime.GOARCH + "\n", "  github.com/spf13/cobra v"}, nil},
+		{"version --verbose --json", []string{"version", "--verbose", "--json"}, exitOK,
+			[]string{`"version": "` + buildVersion() + `"`, `"go": "` + runtime.Version() + `"`, `"github.com/btcsuite/btcd v`}, nil},
+		{"version --json without --verbose", []string{"version", "--json"}, exitOK, []string{`"version"`}, []string{`"build"`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			stdout, stderr, status := runCLI(t, "", tt.args...)
@@ -101,6 +138,116 @@ func TestFirstRunMistakes(t *testing.T) {
 			for _, w := range tt.not {
 				if strings.Contains(got, w) {
 					t.Errorf("stderr %q: want no %q", stderr, w)
+				}
+			}
+		})
+	}
+}
+
+// fileFlagRow is a run of a command that names, with one of its file
+// flags, a file that does not exist (or, for a file it writes, one in a
+// directory that does not exist), and what its error must say beside the
+// flag and the path: what to give instead.
+type fileFlagRow struct {
+	args []string // the command line, the missing path in it
+	flag string   // the file flag, as the error names it
+	path string   // the path as given, as the error names it
+	want string   // what to do
+}
+
+// TestMissingFileFlags: a file flag of any command (a flag whose help
+// names a file, found by walking the command tree: a new one has no row
+// and fails) given a file that does not exist is bad input that names
+// the flag, the path as given and what to give: the command that writes
+// such a file, or, for @FILE, the value itself. A file to write in a
+// directory that does not exist says to create the directory. Before, a
+// missing file was "--capture PATH: no such file or directory" alone, and
+// a missing directory "directory DIR does not exist" alone.
+func TestMissingFileFlags(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	at := "@" + missing
+	out := filepath.Join(dir, "no-dir", "out")
+	zeros := strings.Repeat("00", 32)
+	var genesis bytes.Buffer
+	if err := chaincfg.RegressionNetParams.GenesisBlock.Serialize(&genesis); err != nil {
+		t.Fatal(err)
+	}
+	block := hex.EncodeToString(genesis.Bytes())
+	fetches := filepath.Join(dir, "fetches.jsonl")
+	if err := os.WriteFile(fetches, []byte(`{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"getcfilters","filter_type":0,"start_height":14,"stop_hash":"6b3ad459f172f5b71abedc48ba41ce8074df1f7bf83c0326c0cc1e36eb709413"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sim := filepath.Join(dir, "sim")
+	runOK(t, smallSimulation("7", sim)...)
+	labels := filepath.Join(sim, "labels.json")
+	node := []string{"--network", "regtest", "--connect", "127.0.0.1:1"}
+
+	const (
+		value   = "@ reads the file named after it: check the path, or give the value itself without @"
+		created = "create it first, or give a path in a directory that exists"
+	)
+	rows := map[string]fileFlagRow{
+		"bloom add --filter":               {[]string{"bloom", "add", "--filter", at, coreElem1}, "--filter", at, value},
+		"bloom inspect --filter":           {[]string{"bloom", "inspect", "--filter", at}, "--filter", at, value},
+		"bloom match --filter":             {[]string{"bloom", "match", "--filter", at, coreElem1}, "--filter", at, value},
+		"bloom tx --filter":                {[]string{"bloom", "tx", "--filter", at, "--tx", "00"}, "--filter", at, value},
+		"bloom tx --tx":                    {[]string{"bloom", "tx", "--filter", corePayload, "--tx", at}, "--tx", at, value},
+		"demo --plot":                      {[]string{"demo", "--plot", out + ".svg"}, "--plot", out + ".svg", created},
+		"gcs build --block":                {[]string{"gcs", "build", "--block", at}, "--block", at, value},
+		"gcs build --prevout-script":       {[]string{"gcs", "build", "--block", block, "--prevout-script", at}, "--prevout-script 1:", at, value},
+		"gcs header --filter":              {[]string{"gcs", "header", "--filter", at, "--prev-header", zeros}, "--filter", at, value},
+		"gcs inspect --filter":             {[]string{"gcs", "inspect", "--filter", at}, "--filter", at, value},
+		"gcs match --filter":               {[]string{"gcs", "match", "--filter", at, "--block-hash", zeros, coreElem1}, "--filter", at, value},
+		"lab --blocks":                     {[]string{"lab", "--blocks", missing}, "--blocks", missing, "--blocks takes a block file that lab --save-blocks wrote"},
+		"lab --plot":                       {[]string{"lab", "--blocks", missing, "--plot", out + ".svg"}, "--plot", out + ".svg", created},
+		"lab --save-blocks":                {append([]string{"lab", "--save-blocks", out}, node...), "--save-blocks", out, created},
+		"lab --vectors":                    {[]string{"lab", "--vectors", missing}, "--vectors", missing, "--vectors takes BIP 158's test vectors"},
+		"merkleblock build --block":        {[]string{"merkleblock", "build", "--block", at, "--txid", zeros}, "--block", at, value},
+		"merkleblock build --filter":       {[]string{"merkleblock", "build", "--block", block, "--filter", at}, "--filter", at, value},
+		"merkleblock build --txid":         {[]string{"merkleblock", "build", "--block", block, "--txid", at}, "--txid 1:", at, value},
+		"merkleblock verify --merkleblock": {[]string{"merkleblock", "verify", "--merkleblock", at}, "--merkleblock", at, value},
+		"peers --datadir":                  {append([]string{"peers", "--datadir", missing}, node...), "--datadir", missing, "a data directory given must exist"},
+		"scan --datadir":                   {append([]string{"scan", "--watch", "51", "--datadir", missing}, node...), "--datadir", missing, "a data directory given must exist"},
+		"scan --watch":                     {append([]string{"scan", "--watch", at}, node...), "--watch 1:", at, value},
+		"privacy analyze --capture":        {[]string{"privacy", "analyze", "--capture", missing, "--universe", missing}, "--capture", missing, "--capture takes the JSON lines privacy capture writes"},
+		"privacy analyze --universe":       {[]string{"privacy", "analyze", "--filter", corePayload, "--universe", missing}, "--universe", missing, "--universe takes the candidates privacy universe writes"},
+		"privacy capture --out":            {[]string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", out}, "--out", out, created},
+		"privacy evaluate --labels":        {[]string{"privacy", "evaluate", "--labels", missing, "--report", missing}, "--labels", missing, "--labels takes the labels.json privacy simulate writes"},
+		"privacy evaluate --report":        {[]string{"privacy", "evaluate", "--labels", labels, "--report", missing}, "--report", missing, "--report takes the JSON privacy analyze --capture --json or privacy fetches --json prints"},
+		"privacy fetches --capture":        {[]string{"privacy", "fetches", "--capture", missing, "--index", missing}, "--capture", missing, "--capture takes the JSON lines privacy capture writes"},
+		"privacy fetches --index":          {[]string{"privacy", "fetches", "--capture", fetches, "--index", missing}, "--index", missing, "--index takes the appearance index privacy universe --index writes"},
+		"privacy model --plot":             {[]string{"privacy", "model", "--plot", out + ".svg"}, "--plot", out + ".svg", created},
+		"privacy model --plot-j":           {[]string{"privacy", "model", "--plot-j", out + ".svg"}, "--plot-j", out + ".svg", created},
+		"privacy universe --index":         {[]string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--index", out}, "--index", out, created},
+		"privacy universe --out":           {[]string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", out}, "--out", out, created},
+	}
+	// Flags whose help names a file or a directory but that take none,
+	// and a directory a command creates.
+	notFile := map[string]bool{
+		"peers --unban": true, "privacy simulate --force": true, "privacy simulate --seed": true,
+		"privacy universe --force": true, "scan --new-covers": true, "privacy simulate --out": true,
+	}
+	namesFile := regexp.MustCompile(`(?i)file|director|written by|\.json\b|JSON of`)
+	found := map[string]bool{}
+	walkCommands(newRootCommand(&app{}), func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			key := strings.TrimPrefix(c.CommandPath()+" --"+f.Name, "spvfilter ")
+			found[key] = true
+			if _, ok := rows[key]; !ok && !notFile[key] && namesFile.MatchString(f.Usage) {
+				t.Errorf("%s (%q) names a file: no row says what its missing file's error is", key, f.Usage)
+			}
+		})
+	})
+	for key, r := range rows {
+		t.Run(key, func(t *testing.T) {
+			if !found[key] {
+				t.Fatalf("no such flag in the command tree")
+			}
+			_, stderr, status := runCLI(t, "", r.args...)
+			for _, w := range []string{r.flag + " " + r.path + ":", r.want} {
+				if status != exitBadInput || !strings.Contains(stderr, w) {
+					t.Errorf("status %d, stderr %q: want status %d and %q", status, stderr, exitBadInput, w)
 				}
 			}
 		})

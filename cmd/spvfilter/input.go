@@ -151,12 +151,17 @@ func openFile(what, path, shown string) (*os.File, error) {
 		// Not a file named "-": standard input, which this flag does
 		// not read.
 		return nil, usageError{&restated{fmt.Sprintf("%s -: %s does not read standard input: give a file", what, what), err}}
-	case errors.As(err, &pe) && strings.HasPrefix(what, "--") && !strings.Contains(what, " "):
-		// A flag and its file: "--labels FILE: no such file".
-		return nil, usageError{&restated{fmt.Sprintf("%s %s: %s%s", what, shown, fileProblem(pe.Err), tildeHint(path, err)), err}}
 	case errors.As(err, &pe):
+		problem := fileProblem(pe.Err) + tildeHint(path, err)
+		if errors.Is(err, fs.ErrNotExist) {
+			problem += missingFileAdvice(what, shown)
+		}
+		if strings.HasPrefix(what, "--") && !strings.Contains(what, " ") {
+			// A flag and its file: "--labels FILE: no such file".
+			return nil, usageError{&restated{fmt.Sprintf("%s %s: %s", what, shown, problem), err}}
+		}
 		// An argument and its file: "element 1: @FILE: no such file".
-		return nil, usageError{&restated{fmt.Sprintf("%s: %s: %s%s", what, shown, fileProblem(pe.Err), tildeHint(path, err)), err}}
+		return nil, usageError{&restated{fmt.Sprintf("%s: %s: %s", what, shown, problem), err}}
 	default:
 		return nil, badInputWords(what, err)
 	}
@@ -510,7 +515,10 @@ func portAdvice(host string, listen bool) string {
 		host = "[" + host + "]"
 	}
 	if listen {
-		return fmt.Sprintf("want HOST:PORT, such as %s:0 (port 0: any free one)", host)
+		if host == "127.0.0.1" {
+			return listenForm
+		}
+		return fmt.Sprintf("want HOST:PORT to listen on, such as %s:0 (port 0: any free one)", host)
 	}
 	ports := make([]string, len(knownNetworks))
 	for i, n := range knownNetworks {
@@ -520,44 +528,73 @@ func portAdvice(host string, listen bool) string {
 		host, knownNetworks[0].params.DefaultPort, strings.Join(ports, ", "))
 }
 
-// checkHostPort says what is wrong with a HOST:PORT address.
+// listenForm says what an address to listen on is.
+const listenForm = "want HOST:PORT to listen on, such as 127.0.0.1:0 (this machine only; port 0: any free one) or :8333 (every interface)"
+
+// addrWords says in the tool's words what net.SplitHostPort refused in
+// an address (its net.AddrError), with an IPv6 address in brackets as
+// example: example.
+var addrWords = map[string]func(example string) string{
+	"missing port in address":    func(string) string { return "no port" },
+	"too many colons in address": func(string) string { return "too many colons: an IPv6 address goes in brackets" },
+	"missing ']' in address":     func(string) string { return "an IPv6 address opened with [ has no ]" },
+	"unexpected '[' in address": func(ex string) string {
+		return "a [ out of place: only an IPv6 address goes in brackets, before the port, as " + ex
+	},
+	"unexpected ']' in address": func(ex string) string {
+		return "a ] out of place: only an IPv6 address goes in brackets, before the port, as " + ex
+	},
+}
+
+// checkHostPort says what is wrong with a HOST:PORT address: a node's
+// (the port from 1), or one to listen on (listen: the host may be empty,
+// every interface, and the port 0, any free one). The error wraps what
+// the net or strconv package refused.
 func checkHostPort(addr string, listen bool) error {
-	bad := func(why string) error {
-		return fmt.Errorf("%s; want HOST:PORT, such as 127.0.0.1:8333 or [::1]:8333", why)
+	form, example, low := "want HOST:PORT, such as 127.0.0.1:8333 or [::1]:8333", "[::1]:8333", 1
+	if listen {
+		form, example, low = listenForm, "[::1]:0", 0
+	}
+	bad := func(why string, cause error) error {
+		msg := why + "; " + form
+		if cause == nil {
+			return errors.New(msg)
+		}
+		return &restated{msg, cause}
 	}
 	if scheme, _, ok := strings.Cut(addr, "://"); ok {
-		return bad(fmt.Sprintf("a URL (%s://): give the address alone", scheme))
+		return bad(fmt.Sprintf("a URL (%s://): give the address alone", scheme), nil)
 	}
 	if strings.ContainsAny(strings.TrimSpace(addr), ", \t") {
 		if listen {
-			return bad("several addresses in one: give one")
+			return bad("several addresses in one: give one", nil)
 		}
-		return bad("several addresses in one: give one per flag, and the flag again for each other node")
+		return bad("several addresses in one: give one per flag, and the flag again for each other node", nil)
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		var ae *net.AddrError
-		if errors.As(err, &ae) && ae.Err == "too many colons in address" {
-			return bad("too many colons: an IPv6 address goes in brackets")
+		if !errors.As(err, &ae) {
+			return bad(words(err), err)
 		}
-		if errors.As(err, &ae) && ae.Err == "missing port in address" {
-			return fmt.Errorf("%s; %s", ae.Err, portAdvice(addr, listen))
+		if ae.Err == "missing port in address" {
+			return &restated{"no port; " + portAdvice(addr, listen), err}
 		}
-		if errors.As(err, &ae) {
-			return bad(ae.Err)
+		if w, ok := addrWords[ae.Err]; ok {
+			return bad(w(example), err)
 		}
-		return bad(err.Error())
+		return bad(ae.Err, err)
 	}
 	n, err := strconv.ParseUint(port, 10, 16)
 	switch {
 	case err != nil:
-		return bad(fmt.Sprintf("port %q is not a number from 1 to 65535", port))
+		return bad(fmt.Sprintf("port %q is not a number from %d to 65535", port, low), err)
 	case n == 0 && !listen:
-		return bad("port 0")
+		return bad("port 0", nil)
 	case host == "" && !listen:
-		return bad("no host")
+		return bad("no host", nil)
 	case host != "" && net.ParseIP(host) == nil && !validHostName(host):
-		return bad(fmt.Sprintf("%q is neither an IP address nor a host name", host))
+		return bad(fmt.Sprintf("%q is neither an IP address nor a host name", host), nil)
 	}
 	return nil
 }

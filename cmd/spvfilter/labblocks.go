@@ -19,7 +19,7 @@ func readLabBlocks(path string) ([]lab.Block, string, []string, error) {
 	file, err := openInputFile("--blocks", path)
 	if errors.Is(err, fs.ErrNotExist) {
 		// privacy simulate's --blocks is a count: say which this is.
-		msg := err.Error() + ": --blocks takes a block file that lab --save-blocks wrote"
+		msg := err.Error()
 		if strings.Trim(path, "0123456789") == "" {
 			msg += ", not a count (with nodes, --from and --to choose the blocks)"
 		}

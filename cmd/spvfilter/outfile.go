@@ -31,7 +31,7 @@ func checkOutputFile(flag, path string) error {
 	dir := filepath.Dir(dest)
 	st, err := os.Stat(dir)
 	if err != nil {
-		return badInput("%s %s: directory %s does not exist", flag, path, dir)
+		return badInput("%s %s: directory %s does not exist: create it first, or give a path in a directory that exists", flag, path, dir)
 	}
 	if !st.IsDir() {
 		return badInput("%s %s: %s is not a directory", flag, path, dir)

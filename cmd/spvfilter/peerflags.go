@@ -91,7 +91,11 @@ func checkProxy(raw string) error {
 	u, err := url.Parse(raw)
 	switch {
 	case err != nil:
-		return usageError{&restated{"--proxy: not a URL: " + want, err}}
+		shown := fmt.Sprintf(" %q", raw)
+		if strings.Contains(raw, "@") {
+			shown = "" // it may hold a password
+		}
+		return usageError{&restated{fmt.Sprintf("--proxy%s: not a URL%s: %s", shown, urlProblem(err), want), err}}
 	case u.Scheme != "socks5" && u.Scheme != "socks5h":
 		return badInput("--proxy %s: scheme %q: %s", u.Redacted(), u.Scheme, want)
 	case u.Opaque != "" || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
@@ -102,6 +106,24 @@ func checkProxy(raw string) error {
 		return usageError{&restated{fmt.Sprintf("--proxy %s: %s; %s", u.Redacted(), why, want), err}}
 	}
 	return nil
+}
+
+// urlProblem says, in parentheses after a space, what url.Parse refused
+// in a URL, for the mistakes of a host and port; "" for others.
+func urlProblem(err error) string {
+	var ue *url.Error
+	if !errors.As(err, &ue) {
+		return ""
+	}
+	switch msg := ue.Err.Error(); {
+	case msg == "missing ']' in host":
+		return " (an IPv6 address opened with [ has no ])"
+	case strings.HasPrefix(msg, "invalid port "):
+		return " (the port is not a number)"
+	case strings.HasPrefix(msg, "invalid character "):
+		return " (a character no host name has, a space say)"
+	}
+	return ""
 }
 
 // makeDataDir creates the --datadir dir if needed (see makeDir): for

@@ -96,7 +96,7 @@ pipe whose reader has gone) ends the capture with status 1, naming --out.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCapture(cmd.Context(), a, &f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.listen, "listen", "", "address clients connect to (HOST:PORT)")
+	fl.StringVar(&f.listen, "listen", "", "address clients connect to, HOST:PORT: 127.0.0.1:PORT for this machine only, :PORT for every interface, port 0 for any free one")
 	fl.StringVar(&f.upstream, "upstream", "", "full node to relay to (HOST:PORT)")
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.StringVar(&f.out, "out", "", "capture file, appended to, or a named pipe a reader holds open (- for standard output; --json statistics then go to standard error)")
@@ -299,7 +299,7 @@ func listenProblem(err error) string {
 	case errors.Is(err, syscall.EACCES):
 		return "permission denied (a port below 1024 needs privileges)"
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
-		return "no interface of this machine has that address"
+		return "no interface of this machine has that address: give 127.0.0.1 (this machine only), an address of one of its interfaces, or none (:PORT) for every interface"
 	}
 	var oe *net.OpError
 	if errors.As(err, &oe) && oe.Err != nil {

@@ -147,7 +147,8 @@ func TestPrivacyCaptureUpstreamDown(t *testing.T) {
 // --listen address in use is a failure of the machine (status 1), not bad
 // input, and leaves no empty --out behind (an --out that was there stays
 // as it was); with --json every line on standard error is JSON; and an
-// upstream of another network is named with the network asked for.
+// upstream of another network is named with the network asked for. An
+// address of no interface says what to give: before, only what was wrong.
 func TestPrivacyCaptureContract(t *testing.T) {
 	node := peertest.StartBtcd(t)
 	out := filepath.Join(t.TempDir(), "capture.jsonl")
@@ -177,6 +178,20 @@ func TestPrivacyCaptureContract(t *testing.T) {
 				t.Errorf("--out %s left behind (%q, %v)", tt.out, b, err)
 			case tt.after != "" && string(b) != tt.after:
 				t.Errorf("--out %s holds %q, want %q as before (%v)", tt.out, b, tt.after, err)
+			}
+		})
+	}
+	// An address no interface of this machine has (192.0.2.1, kept for
+	// documentation) says what to give instead.
+	for _, tt := range []struct{ name, listen, want string }{
+		{"listen address of no interface", "192.0.2.1:0", "--listen 192.0.2.1:0: no interface of this machine has that address: " +
+			"give 127.0.0.1 (this machine only), an address of one of its interfaces, or none (:PORT) for every interface"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, status := runCLI(t, "", "privacy", "capture", "--listen", tt.listen, "--upstream", node.P2PAddr,
+				"--network", "regtest", "--out", "-", "--duration", "2s")
+			if status != exitFailure || !strings.Contains(stderr, tt.want) || strings.Contains(stderr, "bind:") {
+				t.Errorf("status %d, stderr %q: want %d and %q", status, stderr, exitFailure, tt.want)
 			}
 		})
 	}

@@ -615,9 +615,38 @@ func printFetchReport(w io.Writer, r *attack.FetchReport, show int, reasons *rea
 // each session's says there, and who says it.
 type warningFold struct {
 	template string
+	ones     int        // the slots of the template's warning that say 1
 	numbers  [][]string // per slot, the numbers said there
 	sessions []string   // the ids of the sessions that say it
 	joined   string     // the joined report's id when it says it too
+}
+
+// numberWords are words a warning says in the singular of a count of 1
+// and in the plural of more, each with the word both fold to.
+var numberWords = map[string]string{
+	"it": "they", "them": "they", "its": "their", "has": "have", "is": "are", "that": "those", "holds": "hold", "shows": "show",
+}
+
+// foldKey is the template of a warning with the words a count inflects
+// folded to one form: the warning said of 1 ("1 match appears") and of
+// more ("3 matches appear") is one warning. Such a word is told by
+// numberWords, or by the -s or -es of one of its two forms.
+func foldKey(template string) string {
+	words := strings.Split(template, " ")
+	for i, w := range words {
+		// A word's punctuation stays as it is: "sits," is "sit,".
+		core := strings.TrimRight(w, ",;:.)")
+		w, mark := core, w[len(core):]
+		if p, ok := numberWords[w]; ok {
+			w = p
+		}
+		w = strings.TrimSuffix(w, "s")
+		if strings.HasSuffix(w, "che") || strings.HasSuffix(w, "she") || strings.HasSuffix(w, "xe") {
+			w = strings.TrimSuffix(w, "e")
+		}
+		words[i] = w + mark
+	}
+	return strings.Join(words, " ")
 }
 
 // numberSlots splits a warning into its template, each standalone number
@@ -714,8 +743,8 @@ func (f *warningFold) who(total int, joined string) string {
 }
 
 // foldSessionWarnings gives the warnings of the reports once each: a
-// warning several sessions share, but for its numbers, is said once for
-// all of them, each number that differs as its range, and beside it the
+// warning several sessions share, but for its numbers (and the singular
+// words of a count of 1, see foldKey), is said once for all of them, each number that differs as its range, and beside it the
 // ids of the sessions that give it; refs gives, for each report, the
 // place in warnings of each of its warnings, in their order. With
 // joined, the last report joins the others (the intersection, or the
@@ -732,12 +761,22 @@ func foldSessionWarnings(reps []*attack.FetchReport, joined string) (warnings []
 	for i, r := range reps {
 		for _, w := range r.Warnings {
 			template, nums := numberSlots(w)
-			f := byTemplate[template]
+			ones := 0
+			for _, n := range nums {
+				if n == "1" {
+					ones++
+				}
+			}
+			key := foldKey(template)
+			f := byTemplate[key]
 			if f == nil {
-				f = &warningFold{template: template, numbers: make([][]string, len(nums))}
-				byTemplate[template] = f
+				f = &warningFold{template: template, ones: ones, numbers: make([][]string, len(nums))}
+				byTemplate[key] = f
 				index[f] = len(folds)
 				folds = append(folds, f)
+			} else if ones < f.ones {
+				// Said of more than one: the words of a range of counts.
+				f.template, f.ones = template, ones
 			}
 			refs[i] = append(refs[i], index[f])
 			for k, n := range nums {

@@ -13,7 +13,9 @@ import (
 // warning has two), naming its sessions (all of them as all or both, at
 // most namedAtMost by id) and listing every id beside it; each report's
 // warnings are referred to by their place among those said once; a number
-// inside a session id or a range stays part of the words.
+// inside a session id or a range stays part of the words; a warning said
+// of one in the singular is the same warning, said in the plural of a
+// range (before, the two were said apart).
 func TestFoldSessionWarnings(t *testing.T) {
 	const batched = "%s match(es) sit in transactions paying more than 4 matched scripts at once: the %s in batches have three quarters (batched)"
 	rep := func(id string, warnings ...string) *attack.FetchReport {
@@ -52,6 +54,9 @@ func TestFoldSessionWarnings(t *testing.T) {
 			"the intersection", []string{"session s1 and the intersection: 7 to 9 match(es) appear in a single block"}, [][]string{{"s1", "s1+s2"}}, [][]int{{0}, {0}}},
 		{"the intersection alone", []*attack.FetchReport{rep("s1"), rep("s2"), rep("s1+s2", "the session fetched every block it scanned")},
 			"the intersection", []string{"the intersection: the session fetched every block it scanned"}, [][]string{{"s1+s2"}}, [][]int{{}, {}, {0}}},
+		{"one and more", []*attack.FetchReport{rep("s1", "1 match sits, in its block: it is grouped, and has its share"), rep("s2", "3 matches sit, in their block: they are grouped, and have their share"),
+			rep("s3", "1 match sits, in its block: it is grouped, and has its share")},
+			"", []string{"all 3 sessions: 1 to 3 matches sit, in their block: they are grouped, and have their share"}, [][]string{{"s1", "s2", "s3"}}, [][]int{{0}, {0}, {0}}},
 		{"one session twice", []*attack.FetchReport{rep("s1", "3 match(es) appear in a single block", "the session fetched every block it scanned", "5 match(es) appear in a single block"), rep("s2", "the session fetched every block it scanned")},
 			"", []string{"session s1: 3 to 5 match(es) appear in a single block", "both sessions: the session fetched every block it scanned"},
 			[][]string{{"s1"}, {"s1", "s2"}}, [][]int{{0, 1, 0}, {1}}},

@@ -634,20 +634,33 @@ func markRunning(a *app, root *cobra.Command) {
 }
 
 func newVersionCommand(a *app) *cobra.Command {
-	return &cobra.Command{
+	var verbose bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the spvfilter version",
-		Long:  "version prints the version of spvfilter, the one its user agent announces to nodes.",
+		Long:  "version prints the version of spvfilter, the one its user agent announces to nodes; with --verbose, also how the binary was built (Go version, platform, source revision, the modules built in), as a bug report wants.",
 		Example: `  spvfilter version
-  spvfilter version --json`,
+  spvfilter version --json
+  spvfilter version --verbose`,
 		Args: noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runVersion(a, cmd) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runVersion(a, cmd, verbose) },
 	}
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "also print how it was built: the Go version, the platform, the source revision and the version of every module built in")
+	return cmd
 }
 
-// runVersion prints the version, as JSON when cmd's command line has --json.
-func runVersion(a *app, cmd *cobra.Command) error {
-	_, err := io.WriteString(a.stdout, versionText(cmd))
+// runVersion prints the version, as JSON when cmd's command line has
+// --json; verbose adds how the binary was built.
+func runVersion(a *app, cmd *cobra.Command, verbose bool) error {
+	if !verbose {
+		_, err := io.WriteString(a.stdout, versionText(cmd))
+		return err
+	}
+	b := readBuildDetails()
+	if a.json {
+		return a.printJSON(versionJSON{Version: buildVersion(), Build: b, Warnings: []string{}})
+	}
+	_, err := io.WriteString(a.stdout, "spvfilter "+buildVersion()+"\n"+b.text())
 	return err
 }
 
@@ -659,7 +672,7 @@ func init() {
 // when the command line has --json.
 func versionText(c *cobra.Command) string {
 	if f := c.Flags().Lookup("json"); f != nil && f.Value.String() == "true" {
-		b, _ := json.MarshalIndent(versionJSON{buildVersion(), []string{}}, "", "  ")
+		b, _ := json.MarshalIndent(versionJSON{Version: buildVersion(), Warnings: []string{}}, "", "  ")
 		return string(b) + "\n"
 	}
 	return "spvfilter " + buildVersion() + "\n"
@@ -667,8 +680,10 @@ func versionText(c *cobra.Command) string {
 
 // versionJSON is the JSON of the version command and of --version.
 type versionJSON struct {
-	Version  string   `json:"version"`
-	Warnings []string `json:"warnings"`
+	Version string `json:"version"`
+	// Build is how the binary was built, with --verbose only.
+	Build    *buildDetails `json:"build,omitempty"`
+	Warnings []string      `json:"warnings"`
 }
 
 // helpJSON is the help of a command with --json.

@@ -144,8 +144,8 @@ func TestNestedAndBatched(t *testing.T) {
 		t.Errorf("b: batched %v, P %.4f, class 2 gives %.4f", b.Batched, b.Probability, p)
 	}
 	warnings := strings.Join(r.Warnings, "\n")
-	for _, want := range []string{"1 group(s) or match(es) of two or more appearances appear only in blocks of another group", "1 match(es) of two or more appearances sit in transactions paying more than 4 matched scripts at once (batched payments)",
-		"1 group(s) or match(es) of two or more appearances appear only in blocks of other groups the wallet's more likely than not, no one of which holds them all", CoversNotRuledOut} {
+	for _, want := range []string{"1 group or match of two or more appearances appears only in blocks of another group", "1 match of two or more appearances sits in transactions paying more than 4 matched scripts at once (batched payments)",
+		"1 group or match of two or more appearances appears only in blocks of other groups the wallet's more likely than not, no one of which holds them all", CoversNotRuledOut} {
 		if !strings.Contains(warnings, want) {
 			t.Errorf("no warning %q in:\n%s", want, warnings)
 		}

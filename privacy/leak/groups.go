@@ -1267,31 +1267,48 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 		r.warn("the index records no transactions (version 1, or written without them): scripts that appear only in the wallet's transactions (a payer's change) cannot be told from the wallet's, and take probabilities of their own; \"privacy universe --index\" writes an index that records them")
 	}
 	if c := classes[1]; c != nil && c.Matched > 0 && r.FetchedBlocks < r.ScannedBlocks {
-		r.warn(fmt.Sprintf("%d match(es) appear in a single block: every script that appears once in a fetched block matches, the wallet's among them, so each has the share of them that the fetched blocks carry beyond what their neighbours carry (estimated_wallet_singles)", c.Matched))
+		r.warn(fmt.Sprintf("%d %s in a single block: every script that appears once in a fetched block matches, the wallet's among them, so each has the share of them that the fetched blocks carry beyond what their neighbours carry (estimated_wallet_singles)", c.Matched, forCount(c.Matched, "match appears", "matches appear")))
 		if r.singlesInChance {
 			r.warn(SinglesInChance)
 		}
 	}
 	if n := r.hosted; n > 0 {
-		r.warn(fmt.Sprintf("%d group(s) or match(es) of two or more appearances appear only in blocks of another group of as many appearances or more, in transactions of their own: the downloads of that group's blocks explain them whatever their owner (another wallet's address reused in the wallet's blocks), so each has half its class's probability (nested)", n))
+		r.warn(fmt.Sprintf("%d %s of two or more appearances %s only in blocks of another group of as many appearances or more, in transactions of %s own: the downloads of that group's blocks explain %s whatever the owner (another wallet's address reused in the wallet's blocks), so each has half its class's probability (nested)",
+			n, forCount(n, "group or match", "groups or matches"), forCount(n, "appears", "appear"), forCount(n, "its", "their"), forCount(n, "it", "them")))
 	}
 	if r.pooled > 0 {
-		r.warn(fmt.Sprintf("%d group(s) or match(es) of two or more appearances appear only in blocks of other groups the wallet's more likely than not, no one of which holds them all, in transactions of their own: those downloads explain them whatever their owner (one client fetching for several wallets, a script paid and spent in the wallet's neighbouring blocks), so each has half its class's probability and its scripts half their shares (pooled)", r.pooled))
+		n := r.pooled
+		r.warn(fmt.Sprintf("%d %s of two or more appearances %s only in blocks of other groups the wallet's more likely than not, no one of which holds them all, in transactions of %s own: those downloads explain %s whatever the owner (one client fetching for several wallets, a script paid and spent in the wallet's neighbouring blocks), so each has half its class's probability and its scripts half their shares (pooled)",
+			n, forCount(n, "group or match", "groups or matches"), forCount(n, "appears", "appear"), forCount(n, "its", "their"), forCount(n, "it", "them")))
 	}
 	if g.inBatch > 0 {
-		r.warn(fmt.Sprintf("%d match(es) of two or more appearances sit in transactions paying more than %d matched scripts at once (batched payments): downloads cannot tell the wallet's scripts there from a payer's change reused across such payments, so on downloads like these the scripts given 0.95 or more are right less often than they say, and their groups are the claim to read; the %d in batches in at least half their blocks have three quarters of their class's probability (batched)", g.inBatch, maxTxMatches, countBatched(r.Matched)))
+		n, batched := g.inBatch, countBatched(r.Matched)
+		r.warn(fmt.Sprintf("%d %s of two or more appearances %s in transactions paying more than %d matched scripts at once (batched payments): downloads cannot tell the wallet's scripts there from a payer's change reused across such payments, so on downloads like these the scripts given 0.95 or more are right less often than they say, and their groups are the claim to read; the %d in batches in at least half %s blocks %s three quarters of %s class's probability (batched)",
+			n, forCount(n, "match", "matches"), forCount(n, "sits", "sit"), maxTxMatches, batched, forCount(batched, "its", "their"), forCount(batched, "has", "have"), forCount(batched, "its", "their")))
 	}
 	if r.escorted > 0 {
-		r.warn(fmt.Sprintf("%d match(es) of two or more appearances sit, in at least half their transactions, beside other matches that appear in transactions of their own elsewhere (a payer's change reused across payments to the wallet, beside the wallet's addresses that it spends later): those are the wallet's more often than they are, so they have three quarters of their probability (escorted)", r.escorted))
+		n := r.escorted
+		r.warn(fmt.Sprintf("%d %s of two or more appearances %s, in at least half %s transactions, beside other matches that appear in transactions of their own elsewhere (a payer's change reused across payments to the wallet, beside the wallet's addresses that it spends later): %s (escorted)",
+			n, forCount(n, "match", "matches"), forCount(n, "sits", "sit"), forCount(n, "its", "their"),
+			forCount(n, "that is the wallet's more often than it is, so it has three quarters of its probability", "those are the wallet's more often than they are, so they have three quarters of their probability")))
 	}
 	if r.passengers > 0 {
-		r.warn(fmt.Sprintf("%d match(es) of a group sit beside other matches in every transaction, in some of them a batched payment, and no other match lies wholly in their transactions (a payer's change reused across payments to the wallet, some batched): they show no evidence of their own, and have half their group's probability, as a match riding in another's transactions (passenger)", r.passengers))
+		n := r.passengers
+		r.warn(fmt.Sprintf("%d %s of a group %s beside other matches in every transaction, in some of them a batched payment, and no other match lies wholly in %s transactions (a payer's change reused across payments to the wallet, some batched): %s, as a match riding in another's transactions (passenger)",
+			n, forCount(n, "match", "matches"), forCount(n, "sits", "sit"), forCount(n, "its", "their"),
+			forCount(n, "it shows no evidence of its own, and has half its group's probability", "they show no evidence of their own, and have half their group's probability")))
 	}
 	if r.paidGroups > 0 {
-		r.warn(fmt.Sprintf("%d group(s) hold, beside their most appearing match, only matches riding in payments by others (paid): nothing there shows the wallet, and on simulated captures none of 36 such groups given 0.5 or more held a wallet's script, so they have a tenth of their class's probability", r.paidGroups))
+		n := r.paidGroups
+		r.warn(fmt.Sprintf("%d %s, beside %s most appearing match, only matches riding in payments by others (paid): nothing there shows the wallet, and on simulated captures none of 36 such groups given 0.5 or more held a wallet's script, so %s",
+			n, forCount(n, "group holds", "groups hold"), forCount(n, "its", "their"),
+			forCount(n, "it has a tenth of its class's probability", "they have a tenth of their class's probability")))
 	}
 	if r.CoLocated > 0 {
-		r.warn(fmt.Sprintf("%d match(es) appear only in transactions of another match (a payer's change beside a payment to the wallet): they are grouped with it, and their probability is their share of the group's", r.CoLocated))
+		n := r.CoLocated
+		r.warn(fmt.Sprintf("%d %s only in transactions of another match (a payer's change beside a payment to the wallet): %s",
+			n, forCount(n, "match appears", "matches appear"),
+			forCount(n, "it is grouped with that match, and its probability is its share of the group's", "they are grouped with that match, and their probability is their share of the group's")))
 	}
 	ambiguous := 0
 	for _, fg := range r.Groups {
@@ -1300,7 +1317,7 @@ func (r *Report) warnings(g *matchGroups, classes map[uint64]*classCount) {
 		}
 	}
 	if ambiguous > 0 {
-		r.warn(fmt.Sprintf("%d group(s) hold scripts of the same evidence (as many appearances, in the same blocks: a payer's change reused as often as the wallet's script): one of each set, not each, is the wallet's with the group's probability, and each of a set of n has a share 1/n of it", ambiguous))
+		r.warn(fmt.Sprintf("%d %s scripts of the same evidence (as many appearances, in the same blocks: a payer's change reused as often as the wallet's script): one of each set, not each, is the wallet's with the group's probability, and each of a set of n has a share 1/n of it", ambiguous, forCount(ambiguous, "group holds", "groups hold")))
 	}
 	var shifted, random float64
 	for _, k := range sortedKeys(classes) {
@@ -1458,4 +1475,14 @@ func (r *Report) verdict() string {
 		fmt.Fprintf(&b, "; %d groups of scripts that downloads cannot tell apart each hold one of the wallet's with probability at least 0.95", r.ConfidentGroups)
 	}
 	return b.String()
+}
+
+// forCount is one, said of a count of 1, or many, said of any other: the
+// noun, verb or pronoun a warning's count takes ("1 match appears", "3
+// matches appear").
+func forCount[T ~int | ~uint64](n T, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
