@@ -222,8 +222,8 @@ func divideUnits(r *Report, d map[unitKey]float64) {
 			r.ConfidentGroups++
 		}
 	}
-	r.warn(fmt.Sprintf("%d group(s) and %d script(s) lie only in blocks that sessions of other client addresses fetched too, whose reports give them enough that the probabilities of these exclusive claims add up to more than 1 (wallets paid in the same blocks fetch the same blocks, and each session then lists the others' scripts): each is given its share, its probability divided by that sum (co-fetched)",
-		groups, lowered))
+	r.warn(fmt.Sprintf("%d %s and %d %s lie only in blocks that sessions of other client addresses fetched too, whose reports give them enough that the probabilities of these exclusive claims add up to more than 1 (wallets paid in the same blocks fetch the same blocks, and each session then lists the others' scripts): each is given its share, its probability divided by that sum (co-fetched)",
+		groups, forCount(groups, "group", "groups"), lowered, forCount(lowered, "script", "scripts")))
 	if r.FetchedBlocks < r.ScannedBlocks {
 		r.Verdict = r.verdict()
 	}

@@ -92,7 +92,8 @@ func simulatedFetches(t testing.TB, r simulate.Regime, seed uint64) (*simulate.S
 // member that would be settled beside a match created in its transaction
 // came to have a tenth of its group's (Match.BesidePayment), and when
 // the warnings came to say "match" or "matches", "group" or "groups",
-// as their count asks (nothing else in the reports moved).
+// "script" or "scripts", as their count asks (nothing else in the
+// reports moved).
 func TestAnalyzeMovedUnchanged(t *testing.T) {
 	for _, c := range []struct {
 		regime    simulate.Regime
@@ -101,7 +102,7 @@ func TestAnalyzeMovedUnchanged(t *testing.T) {
 		sha256    string
 	}{
 		{simulate.RegimeStandard, 1, false, "feba81202bd8d8bccf8f7b5a66bcb7276d8e6e6bfe2b4b682de0e3e3bf00f883"},
-		{simulate.RegimeChange, 2, true, "357b538d616c517e48d19e10fb3db88ab823bd08d815c4fc04cf78b18987548a"},
+		{simulate.RegimeChange, 2, true, "b1489f11637d96f107925988f2be47d37a49941f5d1a2e32ee53db7935677f58"},
 	} {
 		_, sessions, index := simulatedFetches(t, c.regime, c.seed)
 		ir, err := universe.NewIndexReader(bytes.NewReader(index))

@@ -67,7 +67,7 @@ func warnSharedClients(reports []*Report) {
 				r.keepPooledGroups()
 				r.severalWallets = true
 				r.severalOthers = others[i]
-				r.warn(fmt.Sprintf("%d other session(s) %s: one of the two fetched every block of a script of two or more appearances, given half or more, that the other scanned and did not fetch all of; several wallets behind one address, or one client fetching for several at once: on simulated captures of that kind (privacy simulate --regime shared-client) scripts given 0.95 or more were right less often than said (a script of the chain paid in blocks of the client's different wallets), and on neutrino clients of 16 wallets behind one address 311 of 336 times (0.926, Wilson interval 0.892 to 0.949), their groups as often as said: the groups are the claim to read", others[i], SeveralWallets))
+				r.warn(fmt.Sprintf("%d other %s %s: one of the two fetched every block of a script of two or more appearances, given half or more, that the other scanned and did not fetch all of; several wallets behind one address, or one client fetching for several at once: on simulated captures of that kind (privacy simulate --regime shared-client) scripts given 0.95 or more were right less often than said (a script of the chain paid in blocks of the client's different wallets), and on neutrino clients of 16 wallets behind one address 311 of 336 times (0.926, Wilson interval 0.892 to 0.949), their groups as often as said: the groups are the claim to read", others[i], forCount(others[i], "session", "sessions"), SeveralWallets))
 			}
 		}
 	}

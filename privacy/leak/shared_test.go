@@ -34,7 +34,7 @@ func TestSeveralWalletsWarned(t *testing.T) {
 			all := strings.Join(r.Warnings, "\n")
 			if got := strings.Contains(all, SeveralWallets); got != c.want {
 				t.Errorf("%s: session %s warned %v, want %v: %q", c.name, r.Session, got, c.want, r.Warnings)
-			} else if got && !strings.Contains(all, "1 other session(s) "+SeveralWallets) {
+			} else if got && !strings.Contains(all, "1 other session "+SeveralWallets) {
 				t.Errorf("%s: session %s's warning does not count the other session: %q", c.name, r.Session, all)
 			}
 		}
