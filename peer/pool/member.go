@@ -64,9 +64,11 @@ func (m *Member) isLive() bool { return m.p != nil && !m.banned && m.err == nil 
 // backoff that taking it in sets (see connectionGone), which a
 // connection made after earlier failures, its next dial cleared, does
 // not show until then (a node that hangs up after each answer was
-// listed, planned on and refused). A flood's end is listed: the request
-// that finds it bans the member (see Pool.RedialDue), which a pool not
-// listing it left unnamed until Run looked (a one-off scan never told a
+// listed, planned on and refused). A flood's end is listed: the dial
+// of the request that finds it (Pool.RedialDue) returns an
+// error wrapping the flood (peer.ErrFlooding), which that request's
+// caller takes as its proof to ban the member; a pool not listing it
+// left it unnamed until Run looked (a one-off scan never told a
 // flooder). Called with the pool's mu held.
 func (m *Member) serves(now time.Time) bool {
 	if !m.isLive() {

@@ -79,8 +79,8 @@ func run(cfg privacybeam.Config) int {
 		}
 		return 1
 	}
-	fmt.Fprintf(os.Stderr, "spvfilter-beam: %d session(s) in %d group(s) × %d universe file(s): %d shard(s)\n",
-		plan.Sessions, plan.Groups, len(plan.Files), plan.Shards())
+	fmt.Fprintf(os.Stderr, "spvfilter-beam: %s in %s × %s: %s\n",
+		counted(plan.Sessions, "session"), counted(plan.Groups, "group"), counted(len(plan.Files), "universe file"), counted(plan.Shards(), "shard"))
 	if err := beamx.Run(ctx, p); err != nil {
 		// Beam wraps the failure in its plan; the cause is what matters.
 		cause := err
@@ -91,4 +91,12 @@ func run(cfg privacybeam.Config) int {
 		return 1
 	}
 	return 0
+}
+
+// counted is n and noun, in the plural unless n is 1.
+func counted(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
