@@ -24,7 +24,7 @@ import (
 func TestFloodEndedBannedByVerification(t *testing.T) {
 	needFixture(t)
 	honest := honestPeers(t, 2)
-	inv := peertest.NewFlooder(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.Flood{Kind: peertest.FloodInv, Entries: 100, Interval: 50 * time.Millisecond})
+	inv := peertest.NewFlooder(t, fx.node.P2PAddr, fx.node.Params.Net, peertest.Flood{Kind: peertest.FloodInv, Entries: 500, Interval: 50 * time.Millisecond})
 	c := connectWith(t, Config{Peers: append(honest, inv.Addr), Params: fx.node.Params, Timeout: 5 * time.Second, ConnectOnly: true})
 	m := clientMember(t, c, inv.Addr)
 	deadline := time.Now().Add(20 * time.Second)

@@ -863,7 +863,10 @@ func (c *Client) verifyRange(ctx context.Context, from, to int32) error {
 			c.logf("service: %v: verifying filter headers %d..%d again", f.Err, from, to)
 			continue
 		}
-		if !c.blame(f.Member, f.Err) {
+		if c.blame(f.Member, f.Err) {
+			// Banned: a drop before it is not why peers may run out now.
+			dropped = nil
+		} else {
 			// Dropped, not proven false: the peers left verify without
 			// it, a few times at most.
 			dropped = judged(err, f)

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -108,5 +109,41 @@ func judgedNamed(t *testing.T, round int, c *Client, err error, staller string, 
 		if !errors.Is(err, peer.ErrDisconnected) || !errors.As(err, &pe) || !strings.Contains(err.Error(), "peer "+q+": getdata block: "+peer.ErrDisconnected.Error()) {
 			t.Errorf("round %d: %v: the end of %s not named", round, err, q)
 		}
+	}
+}
+
+// TestAfterDrop: the error that ends a verification names the failure
+// of the peer dropped before it only when no peer was left, and then
+// both stay reachable; any other error, or no drop, is returned as it
+// is.
+func TestAfterDrop(t *testing.T) {
+	stall := errors.New("peer A: stalled on getcfheaders")
+	other := errors.New("context deadline exceeded")
+	noPeers := fmt.Errorf("getcfheaders: %w", ErrNoPeers)
+	for _, c := range []struct {
+		name          string
+		err, dropped  error
+		want          []error
+		wantSame      bool
+		wantStallText bool
+	}{
+		{"no peer left after a drop", noPeers, stall, []error{ErrNoPeers, stall}, false, true},
+		{"no peer left, nothing dropped", noPeers, nil, []error{ErrNoPeers}, true, false},
+		{"another end after a drop", other, stall, []error{other}, true, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := afterDrop(c.err, c.dropped)
+			for _, w := range c.want {
+				if !errors.Is(got, w) {
+					t.Errorf("afterDrop = %v: errors.Is(%v) false", got, w)
+				}
+			}
+			if same := got == c.err; same != c.wantSame {
+				t.Errorf("afterDrop = %v: returned as it is %v, want %v", got, same, c.wantSame)
+			}
+			if has := strings.Contains(got.Error(), stall.Error()); has != c.wantStallText {
+				t.Errorf("afterDrop = %q: names the drop %v, want %v", got, has, c.wantStallText)
+			}
+		})
 	}
 }
