@@ -127,5 +127,5 @@
 // under-confident: below its Wilson interval and more than 0.05 below
 // its fraction right) unless it is stated, and on a stated one that is
 // met (statedShortfalls: the four bins below 0.5, and spread's scripts
-// and groups [0.8, 0.95)).
+// [0.5, 0.8)).
 package walletcapture
