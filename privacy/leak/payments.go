@@ -66,35 +66,32 @@ type contest struct {
 	half, contestedHalf int
 }
 
-// differ reports whether sessions a and b fetch for different scripts:
-// one scanned every block of a script the other claims and did not fetch
-// all of them (skipped). Sessions warned of several wallets behind one
+// differ reports whether sessions i and j fetch for different scripts
+// (sessionPairs.apart). Sessions warned of several wallets behind one
 // address are left out: a session that fetches for several wallets lists
 // rightly what their other sessions list, and their claims are warned of
 // and recalibrated already (warnSharedClients).
-func differ(a, b *Report, ca, cb []*Match) bool {
-	if a.severalWallets || b.severalWallets {
+func differ(p *sessionPairs, i, j int) bool {
+	if p.reports[i].severalWallets || p.reports[j].severalWallets {
 		return false
 	}
-	return a.skipped(cb) || b.skipped(ca)
+	return p.apart(i, j)
 }
 
 // contestOf finds the contested matches of reports, comparing at most
 // maxSharedWork steps' worth of pairs of sessions.
 func contestOf(reports []*Report) *contest {
 	c := &contest{contested: make([][]int, len(reports))}
-	claims := make([][]*Match, len(reports))
+	pairs := &sessionPairs{reports: reports, claims: make([][]*Match, len(reports)), bound: maxSharedWork}
 	listed := map[string][]int{} // a candidate of two or more appearances -> the reports listing it
 	for i, r := range reports {
-		claims[i] = r.claimed()
+		pairs.claims[i] = r.claimed()
 		for _, m := range r.Matched {
 			if m.Appearances >= 2 {
 				listed[m.Candidate] = append(listed[m.Candidate], i)
 			}
 		}
 	}
-	apart := map[[2]int]bool{}
-	work := 0
 	for i, r := range reports {
 		for k := range r.Matched {
 			m := &r.Matched[k]
@@ -105,23 +102,10 @@ func contestOf(reports []*Report) *contest {
 			if half {
 				c.half++
 			}
-			for _, j := range listed[m.Candidate] {
-				if j == i {
-					continue
-				}
-				key := [2]int{min(i, j), max(i, j)}
-				d, ok := apart[key]
-				if !ok && work < maxSharedWork {
-					work += len(claims[i]) + len(claims[j]) + 1
-					d = differ(reports[i], reports[j], claims[i], claims[j])
-					apart[key] = d
-				}
-				if d {
-					c.contested[i] = append(c.contested[i], k)
-					if half {
-						c.contestedHalf++
-					}
-					break
+			if slices.ContainsFunc(listed[m.Candidate], func(j int) bool { return j != i && differ(pairs, i, j) }) {
+				c.contested[i] = append(c.contested[i], k)
+				if half {
+					c.contestedHalf++
 				}
 			}
 		}
