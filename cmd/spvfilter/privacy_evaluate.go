@@ -114,9 +114,9 @@ n/a. With --require-targets the exit status is 1 when a target is not met
 func runEvaluate(a *app, f *evaluateFlags) error {
 	switch {
 	case !(f.threshold > 0 && f.threshold <= 1):
-		return badInput("--threshold %v: want a probability in (0, 1]", f.threshold)
+		return badRange("--threshold", f.threshold, "a probability in (0, 1]")
 	case f.show < 0:
-		return badInput("--show %d: must be at least 0", f.show)
+		return badRange("--show", f.show, "a whole number, at least 0")
 	}
 	lf, err := openInputFile("--labels", f.labels)
 	if err != nil {
