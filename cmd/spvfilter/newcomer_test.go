@@ -73,7 +73,7 @@ func TestNewcomerErrors(t *testing.T) {
 		{name: "a capture field that is not hex", args: []string{"privacy", "analyze", "--capture", capturePath("data.jsonl"), "--universe", universe},
 			status: exitBadInput, stderr: []string{"--capture " + capturePath("data.jsonl") + `, line 2, field "data": invalid hex character 'z'`}},
 		{name: "an unknown capture field", args: []string{"privacy", "analyze", "--capture", capturePath("unknown.jsonl"), "--universe", universe},
-			status: exitBadInput, stderr: []string{"--capture " + capturePath("unknown.jsonl") + `, line 3, field "dat": unknown field "dat"`}, notInErr: []string{"json:"}},
+			status: exitBadInput, stderr: []string{"--capture " + capturePath("unknown.jsonl") + `, line 3, field "dat": no capture record has this field`}, notInErr: []string{"json:"}},
 		{name: "a capture stop hash given to fetches", args: []string{"privacy", "fetches", "--capture", capturePath("stop.jsonl"), "--index", index},
 			status: exitBadInput, stderr: []string{"--capture " + capturePath("stop.jsonl") + `, line 1, field "stop_hash": getcfilters stop_hash "ab" is not 64 hex digits`}},
 		{name: "a capture time that is no string", args: []string{"privacy", "analyze", "--capture", capturePath("time.jsonl"), "--universe", universe},

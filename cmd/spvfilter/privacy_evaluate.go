@@ -185,13 +185,21 @@ const wantReport = "want the JSON of privacy analyze --capture or privacy fetche
 
 // reportSessionsProblem says what is wrong with the sessions of the
 // report b, a JSON object, when its "clients" is not a list of objects
-// each named by a "session" string: "" when they are, or when b is no
-// object or has no "clients" at all (which the scoring names). The scoring reads such a
-// report as one whose sessions the labels do not know.
+// each named by a "session" string, or when it has no "clients" at all:
+// "" when they are, or when b is no object or a file of a known kind
+// without "clients" (which badJSONFile names). The
+// scoring reads such a report as one whose sessions the labels do not
+// know.
 func reportSessionsProblem(b []byte) string {
 	var top map[string]json.RawMessage
-	if json.Unmarshal(b, &top) != nil || top["clients"] == nil {
+	if json.Unmarshal(b, &top) != nil || top == nil {
 		return ""
+	}
+	if _, ok := top["clients"]; !ok {
+		if kindOf(b) != kindUnknown {
+			return "" // a file of a kind badJSONFile names, as the labels
+		}
+		return `a JSON object without "clients", not a report of privacy analyze or privacy fetches`
 	}
 	var doc struct {
 		Clients []json.RawMessage `json:"clients"`

@@ -482,7 +482,8 @@ func indexError(file string, head *headReader, err error) error {
 			}
 			msg += " (privacy universe --index and privacy simulate write one)"
 		} else {
-			msg = "a damaged appearance index: " + strings.TrimPrefix(msg, "index: ")
+			msg = "a damaged appearance index: " + strings.TrimPrefix(msg, "index: ") +
+				" (write it again: privacy universe --index or privacy simulate writes one)"
 		}
 		return usageError{&restated{fmt.Sprintf("--index %s: %s", file, msg), err}}
 	}
