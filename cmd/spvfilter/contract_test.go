@@ -1022,7 +1022,7 @@ func libraryRows(in rowFiles) []contractRow {
 		{name: "bloom new update flags", args: []string{"bloom", "new", "--elements", "3", "--fprate", "0.01", "--flags", "ALL"}, stderr: []string{`--flags "ALL": want none, all or p2pubkey-only`}},
 		{name: "bloom new rate", args: []string{"bloom", "new", "--elements", "3", "--fprate", "NaN"}, stderr: []string{"--fprate NaN: want a rate in (0, 1), such as --fprate 0.001"}},
 		{name: "labels empty", args: []string{"privacy", "evaluate", "--labels", in.empty, "--report", in.report}, stderr: []string{"--labels " + in.empty + ": empty: want the labels.json"}},
-		{name: "labels of another kind", args: []string{"privacy", "evaluate", "--labels", in.object, "--report", in.report}, stderr: []string{"--labels " + in.object + `: unknown field "a"; want the labels.json`}},
+		{name: "labels of another kind", args: []string{"privacy", "evaluate", "--labels", in.object, "--report", in.report}, stderr: []string{"--labels " + in.object + `: field "a": no labels.json has this field; want the labels.json`}},
 		{name: "labels not JSON", args: []string{"privacy", "evaluate", "--labels", in.garbage, "--report", in.report}, stderr: []string{"--labels " + in.garbage + ": not JSON"}},
 		{name: "a report given as labels", args: []string{"privacy", "evaluate", "--labels", in.report, "--report", in.report}, stderr: []string{"not the labels: give it to --report"}},
 		{name: "labels given as a report", args: []string{"privacy", "evaluate", "--labels", in.labels, "--report", in.labels}, stderr: []string{"--report " + in.labels + ": the labels of privacy simulate, not a report: give it to --labels"}},

@@ -255,6 +255,10 @@ func badJSONFile(what string, b []byte, err error) error {
 		return usageError{&restated{what + ": it holds JSON null where an object is wanted; " + want, err}}
 	case want == wantLabels && isObject && len(top) == 0:
 		return usageError{&restated{what + ": it holds an empty JSON object; " + want, err}}
+	case want == wantLabels && strings.HasPrefix(words(err), "unknown field "):
+		// Go's words for a field the labels do not have.
+		field := strings.TrimPrefix(words(err), "unknown field ")
+		return usageError{&restated{what + ": field " + field + ": no labels.json has this field; " + want, err}}
 	case !isObject || want == wantLabels:
 		return usageError{&restated{what + ": " + words(err) + "; " + want, err}}
 	}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/spvfilter/spvfilter/privacy/model"
 )
 
 // rangeRow is a run of a command with one of its number flags (a count,
@@ -187,5 +190,23 @@ func TestNumberFlagRanges(t *testing.T) {
 				t.Errorf("stderr %q lacks %q", stderr, example)
 			}
 		})
+	}
+}
+
+// TestRangeErrorKeepsItsCause: the range error of a flag a library found
+// out of range is a rangeError that names the flag and its value, and
+// still wraps the library's error, so its kind stays checkable.
+func TestRangeErrorKeepsItsCause(t *testing.T) {
+	fl := pflag.NewFlagSet("model", pflag.ContinueOnError)
+	p := model.Params{FPRate: 2}
+	addModelFlags(fl, &p)
+	cause := &model.FieldError{Kind: model.ErrBadParams, Field: "fp_rate", Value: "2", Msg: "not a rate in (0, 1)"}
+	err := modelFields.badParams(cause, fl)
+	var re *rangeError
+	if !errors.As(err, &re) || re.Flag != "--fprate" || re.Value != "2" || re.Want != "a rate in (0, 1)" {
+		t.Fatalf("badParams: %#v, want a rangeError of --fprate 2", err)
+	}
+	if !errors.Is(err, model.ErrBadParams) || !isUsageError(err) {
+		t.Errorf("%v: the cause model.ErrBadParams lost, or not bad input", err)
 	}
 }
