@@ -299,6 +299,8 @@ bloom add and match too).`,
 	wantValues(c.Flags(), "want a whole number from 1 to 4294967295", "elements")
 	c.Flags().Float64Var(&f.fpRate, "fprate", 0, "false-positive rate, between 0 and 1")
 	c.Flags().Uint32Var(&f.tweak, "tweak", 0, "tweak added to the hash seeds (default 0)")
+	exampleValue(c.Flags(), "elements", "100")
+	exampleValue(c.Flags(), "fprate", "0.001")
 	c.Flags().StringVar(&f.flagsName, "flags", "none", "update flags: none, all or p2pubkey-only")
 	c.Flags().BoolVar(&f.allowDegenerate, "allow-degenerate", false, "build a filter that matches everything anyway, with a warning")
 	addSizingFlag(c, &f.sizing)
@@ -311,10 +313,10 @@ bloom add and match too).`,
 // and prints it.
 func runBloomNew(a *app, f *bloomNewFlags, args []string) error {
 	if f.elements == 0 {
-		return badInput("--elements 0: want at least 1")
+		return badRange("--elements", 0, "")
 	}
 	if !(f.fpRate > 0 && f.fpRate < 1) {
-		return badInput("--fprate %v: want a rate between 0 and 1 (exclusive)", f.fpRate)
+		return badRange("--fprate", f.fpRate, "a rate in (0, 1)")
 	}
 	flags, err := bip37.ParseFlags(f.flagsName)
 	if err != nil {

@@ -21,7 +21,7 @@ func TestCaptureSaysUntilWhen(t *testing.T) {
 			stdout: []string{"or with --duration 0 (the default) until\ninterrupted (Ctrl-C)", "(default: 0, which runs until interrupted with Ctrl-C)"}},
 		{name: "a negative duration", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1",
 			"--network", "regtest", "--out", filepath.Join(t.TempDir(), "c.jsonl"), "--duration", "-1s"}, status: exitBadInput,
-			stderr: []string{"spvfilter: --duration -1s: must not be negative: give how long to run, such as 30m, or 0 to run until interrupted (Ctrl-C)\n"}},
+			stderr: []string{"spvfilter: --duration -1s: want a duration, at least 0 (0 runs until interrupted with Ctrl-C), such as --duration 30m\n"}},
 	})
 	up := startVersionAnswerer(t)
 	rows := []struct {

@@ -118,13 +118,13 @@ func (f *demoFlags) check() error {
 	o := f.opts
 	switch {
 	case o.Keys < 1 || o.Keys > demoMaxKeys:
-		return badInput("--keys %d: want 1 to %d", o.Keys, demoMaxKeys)
+		return badRange("--keys", o.Keys, fmt.Sprintf("a whole number from 1 to %d", demoMaxKeys))
 	case o.Used < 0 || o.Used > o.Keys:
-		return badInput("--used %d: want 0 to %d, the --keys (the used addresses are some of the wallet's keys)", o.Used, o.Keys)
+		return badRangeBy("--used", o.Used, fmt.Sprintf("a whole number from 0 to %d, the --keys (the used addresses are some of the wallet's keys)", o.Keys), min(o.Keys, 20))
 	case o.UniverseSize < o.Used || o.UniverseSize > demoMaxUniverse:
-		return badInput("--universe-size %d: want %d, the --used, to %d (the universe holds the used addresses)", o.UniverseSize, o.Used, demoMaxUniverse)
+		return badRangeBy("--universe-size", o.UniverseSize, fmt.Sprintf("a whole number from %d, the --used, to %d (the universe holds the used addresses)", o.Used, demoMaxUniverse), max(o.Used, 1_000_000))
 	case o.Filters < 1 || o.Filters > attack.MaxFilters:
-		return badInput("--filters %d: want 1 to %d", o.Filters, attack.MaxFilters)
+		return badRange("--filters", o.Filters, fmt.Sprintf("a whole number from 1 to %d", attack.MaxFilters))
 	}
 	return nil
 }

@@ -224,6 +224,13 @@ func captureLineError(path string, err error) error {
 		want = "; want the JSON lines privacy capture writes, one record per line"
 	}
 	msg := words(le.Err)
+	if msg == fmt.Sprintf("unknown field %q", le.Field) {
+		// The field is named in where.
+		msg = "no capture record has this field"
+		if le.Line == 1 {
+			want = "; want the JSON lines privacy capture writes, one record per line"
+		}
+	}
 	if le.Field != "" {
 		// The field is named once, in where.
 		msg = strings.Replace(msg, fmt.Sprintf("field %q holds", le.Field), "it holds", 1)

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"runtime"
 	"strings"
@@ -221,6 +222,13 @@ func TestMissingFileFlags(t *testing.T) {
 		"privacy model --plot-j":           {[]string{"privacy", "model", "--plot-j", out + ".svg"}, "--plot-j", out + ".svg", created},
 		"privacy universe --index":         {[]string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", "-", "--index", out}, "--index", out, created},
 		"privacy universe --out":           {[]string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", out}, "--out", out, created},
+		// Positional arguments, for a command that takes them.
+		"bloom add ARGS":         {[]string{"bloom", "add", "--filter", corePayload, at}, "element 1:", at, value},
+		"bloom match ARGS":       {[]string{"bloom", "match", "--filter", corePayload, coreElem1, at}, "element 2:", at, value},
+		"bloom new ARGS":         {[]string{"bloom", "new", "--elements", "3", "--fprate", "0.01", at}, "element 1:", at, value},
+		"gcs match ARGS":         {[]string{"gcs", "match", "--filter", "00", "--block-hash", zeros, at}, "element 1:", at, value},
+		"merkleblock build ARGS": {[]string{"merkleblock", "build", "--block", block, "--txid", zeros, at}, "--txid 2:", at, value},
+		"send ARGS":              {append([]string{"send", at}, node...), "TX_HEX:", at, value},
 	}
 	// Flags whose help names a file or a directory but that take none,
 	// and a directory a command creates.
@@ -238,6 +246,14 @@ func TestMissingFileFlags(t *testing.T) {
 				t.Errorf("%s (%q) names a file: no row says what its missing file's error is", key, f.Usage)
 			}
 		})
+		if takesArgs(c) {
+			// Every argument is a value, @FILE or -.
+			key := strings.TrimPrefix(c.CommandPath()+" ARGS", "spvfilter ")
+			found[key] = true
+			if _, ok := rows[key]; !ok {
+				t.Errorf("%s takes arguments: no row says what a missing @FILE among them says", c.CommandPath())
+			}
+		}
 	})
 	for key, r := range rows {
 		t.Run(key, func(t *testing.T) {
@@ -252,4 +268,18 @@ func TestMissingFileFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// takesArgs reports whether c, a command of no subcommands, takes
+// positional arguments: whether its arguments are checked by another
+// rule than noArgs (privacy model's modelArgs is noArgs with a hint).
+func takesArgs(c *cobra.Command) bool {
+	if c.HasSubCommands() || !c.Runnable() {
+		return false
+	}
+	if c.Args == nil {
+		return true // cobra takes any argument
+	}
+	p := reflect.ValueOf(c.Args).Pointer()
+	return p != reflect.ValueOf(noArgs).Pointer() && p != reflect.ValueOf(modelArgs).Pointer()
 }

@@ -166,7 +166,16 @@ func flagError(c *cobra.Command, err error) error {
 	// A number or duration flag fails only to parse, unless it was
 	// given twice or its number is one a float cannot hold.
 	if want := flagWant(f); want != "" && !errors.Is(cause, errGivenTwice) {
-		return usageError{&restated{fmt.Sprintf("--%s %q: %s%s", f.Name, iv.GetValue(), want, inDigits(want, iv.GetValue())), err}}
+		example := suchAs(f)
+		if strings.Contains(want, "such as") {
+			example = "" // the type's own
+		}
+		return usageError{&restated{fmt.Sprintf("--%s %q: %s%s%s", f.Name, iv.GetValue(), want, inDigits(want, iv.GetValue()), example), err}}
+	}
+	var rs *restated
+	if errors.As(cause, &rs) && strings.HasPrefix(rs.msg, "want ") && !errors.Is(cause, errGivenTwice) {
+		// A number flag's own words for what it wants: its example too.
+		return usageError{&restated{fmt.Sprintf("--%s %q: %s%s", f.Name, iv.GetValue(), rs.msg, suchAs(f)), err}}
 	}
 	return badInputWords(fmt.Sprintf("--%s %q", f.Name, iv.GetValue()), cause)
 }
@@ -325,6 +334,112 @@ const wantAnnotation = "spvfilter_want"
 func wantValues(fl *pflag.FlagSet, want string, names ...string) {
 	for _, name := range names {
 		_ = fl.SetAnnotation(name, wantAnnotation, []string{want})
+	}
+}
+
+// exampleAnnotation holds, on a number flag whose default is no example
+// of what to give it (0 for none, a default of the flag's type), a value
+// it takes, which its errors show.
+const exampleAnnotation = "spvfilter_example"
+
+// exampleValue sets the example of the flag name of fl.
+func exampleValue(fl *pflag.FlagSet, name, example string) {
+	_ = fl.SetAnnotation(name, exampleAnnotation, []string{example})
+}
+
+// flagExample is a value f takes, as its errors show it: its example, or
+// its default.
+func flagExample(f *pflag.Flag) string {
+	if e := f.Annotations[exampleAnnotation]; len(e) == 1 {
+		return e[0]
+	}
+	if f.Value.Type() == "duration" {
+		// 10m, not Go's 10m0s.
+		s := f.DefValue
+		if strings.HasSuffix(s, "m0s") {
+			s = strings.TrimSuffix(s, "0s")
+		}
+		if strings.HasSuffix(s, "h0m") {
+			s = strings.TrimSuffix(s, "0m")
+		}
+		return s
+	}
+	return f.DefValue
+}
+
+// suchAs is, for a number flag, an example of it with a value it takes
+// (", such as --timeout 30s"), as its errors end; "" for another flag.
+func suchAs(f *pflag.Flag) string {
+	if !isNumberFlag(f) || flagExample(f) == "" {
+		return ""
+	}
+	return ", such as --" + f.Name + " " + flagExample(f)
+}
+
+// isNumberFlag reports whether f takes a number: a count, a size, a
+// rate, a duration or a height, or a range of them.
+func isNumberFlag(f *pflag.Flag) bool {
+	switch f.Value.Type() {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
+		"float32", "float64", "duration", "range":
+		return true
+	}
+	return false
+}
+
+// rangeError is a number flag given a value outside its range: it names
+// the flag, the value as given, the range and an example of a value the
+// flag takes. Err, if not nil, is the error that found the value out of
+// range (a library's).
+type rangeError struct {
+	Flag    string // "--wallets"
+	Value   string // "-1"
+	Want    string // "a whole number from 0 to 10000"
+	Example string // "50", or "" for none
+	Err     error
+}
+
+func (e *rangeError) Error() string {
+	s := fmt.Sprintf("%s %s: want %s", e.Flag, e.Value, e.Want)
+	if e.Example != "" {
+		s += ", such as " + e.Flag + " " + e.Example
+	}
+	return s
+}
+
+func (e *rangeError) Unwrap() error { return e.Err }
+
+// badRange is the bad input of the number flag (as "--wallets") set to
+// value, outside the range want states ("a whole number from 0 to
+// 10000"; "" for the range the flag's want annotation states). The
+// example is the command's flag's (fillRange).
+func badRange(flag string, value any, want string) error {
+	return usageError{&rangeError{Flag: flag, Value: fmt.Sprint(value), Want: want}}
+}
+
+// badRangeBy is badRange for a range that another flag's value bounds,
+// with an example in it (the flag's default may not be).
+func badRangeBy(flag string, value any, want string, example any) error {
+	return usageError{&rangeError{Flag: flag, Value: fmt.Sprint(value), Want: want, Example: fmt.Sprint(example)}}
+}
+
+// fillRange completes a rangeError in err with what the flag of c it
+// names states: its range, when the error left it to the flag, and its
+// example.
+func fillRange(c *cobra.Command, err error) {
+	var re *rangeError
+	if c == nil || !errors.As(err, &re) {
+		return
+	}
+	f := c.Flags().Lookup(strings.TrimPrefix(re.Flag, "--"))
+	if f == nil {
+		return
+	}
+	if re.Want == "" {
+		re.Want = strings.TrimPrefix(flagWant(f), "want ")
+	}
+	if re.Example == "" {
+		re.Example = flagExample(f)
 	}
 }
 

@@ -29,5 +29,5 @@ func toBelowFrom(to, from int32) error {
 // notPositive is the bad input of a duration flag of 0 or less, saying
 // what would do.
 func notPositive(flag string, d time.Duration) error {
-	return badInput("%s %v: must be positive, such as 30s or 2m", flag, d)
+	return badRange(flag, d, "a duration above 0")
 }

@@ -73,6 +73,8 @@ func (a *app) readSource(what, arg string) (text, name string, ok bool, err erro
 			return "", "", false, err
 		}
 		r, name = a.stdin, "standard input"
+	case arg == "@":
+		return "", "", false, badInput("%s: @ alone names no file: give @FILE, or the value itself", what)
 	case strings.HasPrefix(arg, "@"):
 		f, err := openFile(what, arg[1:], arg)
 		if err != nil {
@@ -207,14 +209,21 @@ func (a *app) readArgText(what, arg string) (string, error) {
 		what, name, len(lines), lines[0].number, lines[1].number, what)
 }
 
+// jsonNotHex says of JSON given where hex is wanted what to give.
+const jsonNotHex = "JSON, not hex (a command's --json output?): give hex, as the command prints it without --json"
+
 // jsonHint says, of the text of the single-value argument what that is
 // a JSON object (a command's --json output), which of its fields hold
 // hex and how to take one, the field named as the flag first; "" for
 // text that is no JSON object.
 func jsonHint(what, text string) string {
 	var obj map[string]any
-	if !strings.HasPrefix(strings.TrimSpace(text), "{") || json.Unmarshal([]byte(text), &obj) != nil {
+	switch t := strings.TrimSpace(text); {
+	case !strings.HasPrefix(t, "{") && !strings.HasPrefix(t, "["):
 		return ""
+	case json.Unmarshal([]byte(text), &obj) != nil:
+		// A list, or JSON cut short: no field to point at.
+		return jsonNotHex
 	}
 	var fields []string
 	for k, v := range obj {
@@ -225,7 +234,7 @@ func jsonHint(what, text string) string {
 		}
 	}
 	if len(fields) == 0 {
-		return "JSON, not hex (a command's --json output?): give hex, as the command prints it without --json"
+		return jsonNotHex
 	}
 	// The field named as the flag, or one whose name holds it, first.
 	name := strings.TrimPrefix(what, "--")
@@ -382,6 +391,9 @@ func decodeHex(what, text string) ([]byte, error) {
 				return nil, badInput("%s: %s", what, hint)
 			}
 			at, r := firstNonHex(s)
+			if at == 0 && (r == '{' || r == '[') {
+				return nil, badInput("%s: %s", what, jsonNotHex)
+			}
 			hint := hexHint(what, s)
 			if hint == "" {
 				hint = " (want hex digits, 0-9 and a-f)"

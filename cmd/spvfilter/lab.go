@@ -138,6 +138,7 @@ func (f *labFlags) register(fl *pflag.FlagSet) {
 	fl.Uint8Var(&f.pMin, "p-min", f.pMin, "smallest P of the sweep")
 	fl.Uint8Var(&f.pMax, "p-max", f.pMax, "largest P of the sweep")
 	wantValues(fl, wantHeight, "from", "to")
+	exampleValue(fl, "to", "100")
 	wantValues(fl, "want a whole number from 1 to 32", "p-min", "p-max")
 	fl.DurationVar(&f.timing, "timing", f.timing, "least time spent timing each build and each watch list (0: builds untimed, each watch list timed over one pass)")
 	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of the probes and watch lists")
@@ -185,18 +186,22 @@ func (f *labFlags) check(fl *pflag.FlagSet) error {
 	}
 	switch {
 	case f.from < 0:
-		return badInput("--from %d: %s", f.from, wantHeight)
+		return badRange("--from", f.from, "")
 	case f.toGiven && f.to < 0:
-		return badInput("--to %d: %s", f.to, wantHeight)
+		return badRange("--to", f.to, "")
 	case f.toGiven && f.to < f.from:
 		return toBelowFrom(f.to, f.from)
 	case f.timeout <= 0:
 		return notPositive("--timeout", f.timeout)
 	case f.probes < 0 || f.probes > maxLabProbes:
-		return badInput("--probes %d: want 0 to %d", f.probes, maxLabProbes)
+		return badRange("--probes", f.probes, fmt.Sprintf("a whole number from 0 to %d", maxLabProbes))
 	case f.timing < 0:
-		return badInput("--timing %v: must not be negative", f.timing)
-	case f.pMin < 1 || f.pMax > 32 || f.pMin > f.pMax:
+		return badRange("--timing", f.timing, "a duration, at least 0 (0: builds untimed)")
+	case f.pMin < 1 || f.pMin > 32:
+		return badRange("--p-min", f.pMin, "")
+	case f.pMax < 1 || f.pMax > 32:
+		return badRange("--p-max", f.pMax, "")
+	case f.pMin > f.pMax:
 		return badInput("--p-min %d and --p-max %d: want 1 <= --p-min <= --p-max <= 32", f.pMin, f.pMax)
 	case len(f.wallets) == 0:
 		return badInput("--wallets: give at least one wallet size")

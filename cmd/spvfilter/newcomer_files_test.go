@@ -112,7 +112,7 @@ func TestNewcomerByteSizes(t *testing.T) {
 		{name: "--index-memory with a unit", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "-", "--index-memory", "64M"},
 			status: exitBadInput, stderr: []string{`--index-memory "64M": want a number of bytes, a whole number without a unit, at least 65536 (67108864 is 64 MiB)`}},
 		{name: "--index-memory too small", args: []string{"privacy", "universe", "--peer", node, "--network", "regtest", "--out", "-", "--index-memory", "100"},
-			status: exitBadInput, stderr: []string{"--index-memory 100: must be at least 65536 bytes"}},
+			status: exitBadInput, stderr: []string{"--index-memory 100: want a number of bytes, a whole number without a unit, at least 65536 (67108864 is 64 MiB), such as --index-memory 67108864"}},
 	})
 }
 

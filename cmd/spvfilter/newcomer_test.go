@@ -73,7 +73,7 @@ func TestNewcomerErrors(t *testing.T) {
 		{name: "a capture field that is not hex", args: []string{"privacy", "analyze", "--capture", capturePath("data.jsonl"), "--universe", universe},
 			status: exitBadInput, stderr: []string{"--capture " + capturePath("data.jsonl") + `, line 2, field "data": invalid hex character 'z'`}},
 		{name: "an unknown capture field", args: []string{"privacy", "analyze", "--capture", capturePath("unknown.jsonl"), "--universe", universe},
-			status: exitBadInput, stderr: []string{"--capture " + capturePath("unknown.jsonl") + `, line 3, field "dat": unknown field "dat"`}, notInErr: []string{"json:"}},
+			status: exitBadInput, stderr: []string{"--capture " + capturePath("unknown.jsonl") + `, line 3, field "dat": no capture record has this field`}, notInErr: []string{"json:"}},
 		{name: "a capture stop hash given to fetches", args: []string{"privacy", "fetches", "--capture", capturePath("stop.jsonl"), "--index", index},
 			status: exitBadInput, stderr: []string{"--capture " + capturePath("stop.jsonl") + `, line 1, field "stop_hash": getcfilters stop_hash "ab" is not 64 hex digits`}},
 		{name: "a capture time that is no string", args: []string{"privacy", "analyze", "--capture", capturePath("time.jsonl"), "--universe", universe},
@@ -101,7 +101,7 @@ func TestNewcomerErrors(t *testing.T) {
 		{name: "lab's --to that is no number", args: []string{"lab", "--connect", node, "--network", "regtest", "--to", "x"},
 			status: exitBadInput, stderr: []string{`--to "x": want a height, a whole number from 0 to 2147483647`}},
 		{name: "a covered regime's target out of range named by its flag", args: []string{"privacy", "simulate", "--out", filepath.Join(dir, "sim"), "--regime", "covered", "--cover-target", "2"},
-			status: exitBadInput, stderr: []string{"--cover-target 2: the covered regime needs a target in (0, 1)"}, notInErr: []string{"fetch.cover_target"}},
+			status: exitBadInput, stderr: []string{"--cover-target 2: want a probability in (0, 1), the target the covered regime's clients draw covers to, such as --cover-target 0.5"}, notInErr: []string{"fetch.cover_target"}},
 		{name: "--cover-target without the covered regime", args: []string{"privacy", "simulate", "--out", filepath.Join(dir, "sim"), "--cover-target", "0.5"},
 			status: exitBadInput, stderr: []string{"--cover-target is for --regime covered"}},
 		{name: "a proof that does not verify names its flag", args: []string{"merkleblock", "verify", "--merkleblock", strings.Repeat("00", 80) + "01000000" + "01" + strings.Repeat("11", 32) + "01" + "01"},
@@ -193,7 +193,7 @@ func TestNewcomerErrors(t *testing.T) {
 		{name: "--privacy-target 0, none, beside --fprate", args: []string{"scan", "--connect", node, "--network", "regtest", "--watch", "bcrt1qw508d6qejxtdg4y5r3zarvary0c5xw7kygt080", "--mode", "bip37", "--privacy-target", "0", "--fprate", "0.001"},
 			status: exitFailure, stderr: []string{"--connect " + node + ": connection refused"}, notInErr: []string{"give one"}},
 		{name: "a negative --max-clients says what 0 means", args: []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", node, "--network", "regtest", "--out", "-", "--max-clients", "-1"},
-			status: exitBadInput, stderr: []string{"--max-clients -1: want a number of clients, or 0 for the default 64"}},
+			status: exitBadInput, stderr: []string{"--max-clients -1: want a whole number, at least 0 (0 for the default 64), such as --max-clients 64"}},
 	}
 	runRows(t, rows)
 }

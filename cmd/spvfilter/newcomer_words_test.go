@@ -52,11 +52,11 @@ func TestNewcomerErrorsSayWhatWorks(t *testing.T) {
 		{"universe --to below --from", "", []string{"privacy", "universe", "--peer", "127.0.0.1:1", "--network", "regtest", "--out", filepath.Join(dir, "u.txt"), "--from", "5", "--to", "4"},
 			"spvfilter: --to 4 is below --from 5: give --to 5 or above, or leave --to out for the tip\n"},
 		{"scan --timeout 0s", "", []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "51", "--timeout", "0s"},
-			"spvfilter: --timeout 0s: must be positive, such as 30s or 2m\n"},
+			"spvfilter: --timeout 0s: want a duration above 0, such as --timeout 30s\n"},
 		{"send --timeout below 0", "", []string{"send", "--connect", "127.0.0.1:1", "--network", "regtest", "--timeout", "-1s", "00"},
-			"spvfilter: --timeout -1s: must be positive, such as 30s or 2m\n"},
+			"spvfilter: --timeout -1s: want a duration above 0, such as --timeout 30s\n"},
 		{"capture --idle-timeout 0s", "", []string{"privacy", "capture", "--listen", "127.0.0.1:0", "--upstream", "127.0.0.1:1", "--network", "regtest", "--out", filepath.Join(dir, "c.jsonl"), "--idle-timeout", "0s"},
-			"spvfilter: --idle-timeout 0s: must be positive, such as 30s or 2m\n"},
+			"spvfilter: --idle-timeout 0s: want a duration above 0, such as --idle-timeout 10m\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, stderr, status := runCLI(t, tc.stdin, tc.args...)

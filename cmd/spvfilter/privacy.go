@@ -137,6 +137,8 @@ input its outpoint, signature and key).`,
 	fl.IntVar(&f.monteCarlo, "monte-carlo", 0, "check the model with this many trials on real filters (0, the default, for none; else at least 2)")
 	fl.Uint64Var(&f.mcSample, "monte-carlo-sample", 0, "outside candidates tested per trial (default: all, at most 1000000)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the Monte Carlo run")
+	exampleValue(fl, "monte-carlo", "100")
+	exampleValue(fl, "monte-carlo-sample", "10000")
 	addSizingFlag(c, &f.p.Sizing)
 	addAdviceFlags(fl, &f.advice)
 	return c
@@ -151,6 +153,7 @@ func addModelFlags(fl *pflag.FlagSet, p *model.Params) {
 	fl.Uint32Var(&p.ExtraElements, "extra-elements", p.ExtraElements, "elements added to the sizing count only (bitcoinj: 100)")
 	fl.Uint32Var(&p.Filters, "filters", p.Filters, "filters B from the same wallet, with different tweaks")
 	wantValues(fl, "want a whole number from 1 to 4294967295", "addresses", "elements-per-address")
+	wantValues(fl, "want a whole number from 1 to 1000", "filters")
 	fl.BoolVar(&p.PairTest, "pair-test", false, "require both the key and its hash to match (addresses whose key is on chain)")
 }
 
@@ -158,7 +161,7 @@ func addModelFlags(fl *pflag.FlagSet, p *model.Params) {
 // default: a zero filter count means one filter there.
 func checkModelFlags(p *model.Params) error {
 	if p.Filters == 0 {
-		return badInput("--filters 0: the node holds at least one filter")
+		return badRange("--filters", 0, "")
 	}
 	return nil
 }
@@ -200,7 +203,7 @@ func checkModelRun(f *modelFlags, fl *pflag.FlagSet) error {
 		return err
 	}
 	if f.monteCarlo < 0 || f.monteCarlo == 1 {
-		return badInput("--monte-carlo %d: want 0 (the default) for none, or at least 2 trials", f.monteCarlo)
+		return badRange("--monte-carlo", f.monteCarlo, "0 (the default) for none, or at least 2 trials")
 	}
 	if fl.Changed("monte-carlo-sample") && f.monteCarlo == 0 {
 		return badInput("--monte-carlo-sample is used only with --monte-carlo: it sizes each trial")

@@ -141,6 +141,7 @@ func (f *analyzeFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.workers, "workers", 0, "parsing goroutines (default: number of CPUs, at most 4)")
 	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxMatches, "most matches listed per report (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed in each text report")
+	exampleValue(fl, "workers", "2")
 }
 
 func runAnalyze(a *app, f *analyzeFlags) error {
@@ -149,11 +150,11 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	}
 	switch {
 	case f.workers < 0 || f.workers > universe.MaxWorkers:
-		return badInput("--workers %d: want 0 (automatic) to %d", f.workers, universe.MaxWorkers)
+		return badRange("--workers", f.workers, fmt.Sprintf("a whole number from 0 to %d (0: as many as CPUs, at most 4)", universe.MaxWorkers))
 	case f.maxMatches < 1:
-		return badInput("--max-matches %d: must be at least 1", f.maxMatches)
+		return badRange("--max-matches", f.maxMatches, "a whole number, at least 1")
 	case f.show < 0:
-		return badInput("--show %d: must be at least 0", f.show)
+		return badRange("--show", f.show, "a whole number, at least 0")
 	case f.capture == "" && f.client != "":
 		return badInput("--client %s needs --capture: it keeps sessions of a capture (--filter filters are one wallet's, always intersected)", f.client)
 	case f.capture == "" && f.link:
@@ -161,7 +162,7 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	case f.capture == "" && f.intersect:
 		return badInput("--intersect needs --capture: --filter filters are always intersected, as one wallet's")
 	case !(f.linkThreshold >= 0.5 && f.linkThreshold < 1):
-		return badInput("--link-threshold %v: want a probability in [0.5, 1)", f.linkThreshold)
+		return badRange("--link-threshold", f.linkThreshold, "a probability in [0.5, 1)")
 	case f.linkThresholdGiven && !f.link:
 		return badInput("--link-threshold %v needs --link: without it no session is linked", f.linkThreshold)
 	}

@@ -104,6 +104,7 @@ pipe whose reader has gone) ends the capture with status 1, naming --out.`,
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long, such as 30m (default: 0, which runs until interrupted with Ctrl-C)")
 	fl.DurationVar(&f.handshake, "handshake-timeout", capture.DefaultHandshakeTimeout, "drop a client that has not sent its version message this long after connecting")
 	fl.DurationVar(&f.idle, "idle-timeout", capture.DefaultIdleTimeout, "drop a connection with no message in either direction for this long")
+	exampleValue(fl, "duration", "30m")
 	for _, name := range []string{"listen", "upstream", "out"} {
 		_ = c.MarkFlagRequired(name)
 	}
@@ -185,9 +186,9 @@ func captureWarnings(st capture.RelayStats, listen, network string, ran time.Dur
 func (f *captureFlags) check() error {
 	switch {
 	case f.maxClients < 0:
-		return badInput("--max-clients %d: want a number of clients, or 0 for the default %d", f.maxClients, capture.DefaultMaxClients)
+		return badRange("--max-clients", f.maxClients, fmt.Sprintf("a whole number, at least 0 (0 for the default %d)", capture.DefaultMaxClients))
 	case f.duration < 0:
-		return badInput("--duration %v: must not be negative: give how long to run, such as 30m, or 0 to run until interrupted (Ctrl-C)", f.duration)
+		return badRange("--duration", f.duration, "a duration, at least 0 (0 runs until interrupted with Ctrl-C)")
 	case f.handshake <= 0:
 		return notPositive("--handshake-timeout", f.handshake)
 	case f.idle <= 0:

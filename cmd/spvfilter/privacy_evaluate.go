@@ -114,9 +114,9 @@ n/a. With --require-targets the exit status is 1 when a target is not met
 func runEvaluate(a *app, f *evaluateFlags) error {
 	switch {
 	case !(f.threshold > 0 && f.threshold <= 1):
-		return badInput("--threshold %v: want a probability in (0, 1]", f.threshold)
+		return badRange("--threshold", f.threshold, "a probability in (0, 1]")
 	case f.show < 0:
-		return badInput("--show %d: must be at least 0", f.show)
+		return badRange("--show", f.show, "a whole number, at least 0")
 	}
 	lf, err := openInputFile("--labels", f.labels)
 	if err != nil {
@@ -185,13 +185,21 @@ const wantReport = "want the JSON of privacy analyze --capture or privacy fetche
 
 // reportSessionsProblem says what is wrong with the sessions of the
 // report b, a JSON object, when its "clients" is not a list of objects
-// each named by a "session" string: "" when they are, or when b is no
-// object or has no "clients" at all (which the scoring names). The scoring reads such a
-// report as one whose sessions the labels do not know.
+// each named by a "session" string, or when it has no "clients" at all:
+// "" when they are, or when b is no object or a file of a known kind
+// without "clients" (which badJSONFile names). The
+// scoring reads such a report as one whose sessions the labels do not
+// know.
 func reportSessionsProblem(b []byte) string {
 	var top map[string]json.RawMessage
-	if json.Unmarshal(b, &top) != nil || top["clients"] == nil {
+	if json.Unmarshal(b, &top) != nil || top == nil {
 		return ""
+	}
+	if _, ok := top["clients"]; !ok {
+		if kindOf(b) != kindUnknown {
+			return "" // a file of a kind badJSONFile names, as the labels
+		}
+		return `a JSON object without "clients", not a report of privacy analyze or privacy fetches`
 	}
 	var doc struct {
 		Clients []json.RawMessage `json:"clients"`
@@ -247,6 +255,10 @@ func badJSONFile(what string, b []byte, err error) error {
 		return usageError{&restated{what + ": it holds JSON null where an object is wanted; " + want, err}}
 	case want == wantLabels && isObject && len(top) == 0:
 		return usageError{&restated{what + ": it holds an empty JSON object; " + want, err}}
+	case want == wantLabels && strings.HasPrefix(words(err), "unknown field "):
+		// Go's words for a field the labels do not have.
+		field := strings.TrimPrefix(words(err), "unknown field ")
+		return usageError{&restated{what + ": field " + field + ": no labels.json has this field; " + want, err}}
 	case !isObject || want == wantLabels:
 		return usageError{&restated{what + ": " + words(err) + "; " + want, err}}
 	}

@@ -73,6 +73,7 @@ func TestEvaluateReportSessions(t *testing.T) {
 		name, report string
 		stderr       string
 	}{
+		{"no clients at all", `{"a": 1}`, `: a JSON object without "clients", not a report of privacy analyze or privacy fetches` + wantReport},
 		{"no client", `{"clients": []}`, `: its "clients" lists no session` + wantReport},
 		{"clients null", `{"clients": null}`, `: its "clients" lists no session` + wantReport},
 		{"clients a string", `{"clients": "x"}`, `: field "clients" holds a JSON string where a list is wanted` + wantReport},

@@ -141,6 +141,7 @@ func (f *fetchesFlags) register(fl *pflag.FlagSet) {
 	fl.BoolVar(&f.intersect, "intersect", false, "also join the kept sessions as one client's (the intersection of their downloads)")
 	fl.BoolVar(&f.collude, "collude", false, "also join the kept sessions as colluding nodes see one client (the union of their downloads)")
 	fl.Float64Var(&f.coverTarget, "cover-target", 0, "cap every probability at P (0, the default, for none; else in (0, 1)): the attack on a client that fetches covers to keep each script at most P (spvfilter --privacy-target P); it under-claims on a client without covers")
+	exampleValue(fl, "cover-target", "0.5")
 }
 
 // fetchesOutput is the JSON of privacy fetches.
@@ -288,12 +289,12 @@ func indexOfOtherBlocks(f *fetchesFlags, hd *universe.IndexHeader, reps []*attac
 func checkFetchesFlags(f *fetchesFlags) error {
 	switch {
 	case f.maxMatches < 1:
-		return badInput("--max-matches %d: must be at least 1", f.maxMatches)
+		return badRange("--max-matches", f.maxMatches, "a whole number, at least 1")
 	case f.show < 0:
-		return badInput("--show %d: must be at least 0", f.show)
+		return badRange("--show", f.show, "a whole number, at least 0")
 	}
 	if f.coverTarget != 0 && !(f.coverTarget > 0 && f.coverTarget < 1) {
-		return badInput("--cover-target %g: want 0 (the default) for none, or a probability in (0, 1), the target the client covers to", f.coverTarget)
+		return badRange("--cover-target", f.coverTarget, "0 (the default) for none, or a probability in (0, 1), the target the client covers to")
 	}
 	if f.collude && f.intersect {
 		return badInput("--collude and --intersect: the colluding nodes' view joins what several nodes saw of one client at once (a union), an intersection joins one client's sessions over time: ask for one")
@@ -481,7 +482,8 @@ func indexError(file string, head *headReader, err error) error {
 			}
 			msg += " (privacy universe --index and privacy simulate write one)"
 		} else {
-			msg = "a damaged appearance index: " + strings.TrimPrefix(msg, "index: ")
+			msg = "a damaged appearance index: " + strings.TrimPrefix(msg, "index: ") +
+				" (write it again: privacy universe --index or privacy simulate writes one)"
 		}
 		return usageError{&restated{fmt.Sprintf("--index %s: %s", file, msg), err}}
 	}

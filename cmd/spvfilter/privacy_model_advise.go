@@ -28,6 +28,9 @@ func addAdviceFlags(fl *pflag.FlagSet, f *adviceFlags) {
 	fl.Float64Var(&f.targetPH1, "target-p-h-1", 0, "find the largest filter keeping E[P_h(1)] below this (0 < X < 1), and a rate that builds it (default 0: no search)")
 	fl.Uint32Var(&f.blockTxs, "block-txs", model.DefaultBlockTxs, "with a target: transactions per block, for the bandwidth cost")
 	fl.Uint32Var(&f.txElements, "tx-elements", model.DefaultTxElements, "with a target: elements tested per transaction (9: 2-in 2-out P2PKH)")
+	wantValues(fl, "want a whole number from 1 to 4294967295", "block-txs", "tx-elements")
+	exampleValue(fl, "target-p-h-all", "0.01")
+	exampleValue(fl, "target-p-h-1", "0.01")
 }
 
 // requested reports whether a target was given, whatever its value.
@@ -80,11 +83,14 @@ func runAdvice(a *app, f *modelFlags, fl *pflag.FlagSet) error {
 		x    float64
 	}{{"target-p-h-all", ad.targetPHAll}, {"target-p-h-1", ad.targetPH1}} {
 		if fl.Changed(t.name) && !(t.x > 0 && t.x < 1) {
-			return badInput("--%s %v: a confidence bound must lie strictly between 0 and 1", t.name, t.x)
+			return badRange("--"+t.name, t.x, "a probability in (0, 1), a bound on the model's confidence")
 		}
 	}
-	if ad.blockTxs == 0 || ad.txElements == 0 {
-		return badInput("--block-txs %d --tx-elements %d: want at least 1 of each", ad.blockTxs, ad.txElements)
+	if ad.blockTxs == 0 {
+		return badRange("--block-txs", 0, "")
+	}
+	if ad.txElements == 0 {
+		return badRange("--tx-elements", 0, "")
 	}
 	r, err := model.Advise(model.AdviceParams{
 		Model: f.p, TargetPH1: ad.targetPH1, TargetPHAll: ad.targetPHAll,

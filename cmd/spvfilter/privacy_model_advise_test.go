@@ -216,11 +216,11 @@ func TestPrivacyModelTargetRefused(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{[]string{"--target-p-h-all", "0"}, "strictly between 0 and 1"},
-		{[]string{"--target-p-h-all", "1"}, "strictly between 0 and 1"},
-		{[]string{"--target-p-h-1", "-0.2"}, "strictly between 0 and 1"},
-		{[]string{"--target-p-h-1", "NaN"}, "strictly between 0 and 1"},
-		{[]string{"--target-p-h-1", "0.5", "--target-p-h-all", "2"}, "strictly between 0 and 1"},
+		{[]string{"--target-p-h-all", "0"}, "want a probability in (0, 1), a bound on the model's confidence, such as --target-p-h-"},
+		{[]string{"--target-p-h-all", "1"}, "want a probability in (0, 1), a bound on the model's confidence, such as --target-p-h-"},
+		{[]string{"--target-p-h-1", "-0.2"}, "want a probability in (0, 1), a bound on the model's confidence, such as --target-p-h-"},
+		{[]string{"--target-p-h-1", "NaN"}, "want a probability in (0, 1), a bound on the model's confidence, such as --target-p-h-"},
+		{[]string{"--target-p-h-1", "0.5", "--target-p-h-all", "2"}, "want a probability in (0, 1), a bound on the model's confidence, such as --target-p-h-"},
 		{[]string{"--target-p-h-1", "0.5", "--fprate", "0.01"}, "--fprate cannot be combined"},
 		{[]string{"--target-p-h-1", "0.5", "--sweep", "addresses=1..3"}, "--sweep cannot be combined"},
 		{[]string{"--target-p-h-1", "0.5", "--monte-carlo", "3"}, "--monte-carlo cannot be combined"},

@@ -25,7 +25,7 @@ func (v intRangeValue) Type() string   { return "range" }
 func (v intRangeValue) Set(s string) error {
 	r, err := simulate.ParseIntRange(s)
 	if err != nil {
-		return &restated{"want N or MIN..MAX with MIN <= MAX, such as 3 or 1..4", err}
+		return &restated{"want N or MIN..MAX, whole numbers with MIN <= MAX (one count, or a range drawn from)", err}
 	}
 	*v.r = r
 	return nil
@@ -45,7 +45,7 @@ func (v floatRangeValue) Set(s string) error {
 	}
 	r, err := simulate.ParseFloatRange(s)
 	if err != nil {
-		return &restated{"want X or MIN..MAX with 0 < MIN <= MAX, such as 0.001 or 1e-5..1e-2", err}
+		return &restated{"want X or MIN..MAX with 0 < MIN <= MAX < 1 (one rate, or a range drawn from)", err}
 	}
 	*v.r = r
 	return nil
@@ -246,6 +246,7 @@ func addSimulateFlags(fl *pflag.FlagSet, f *simulateFlags) {
 	fl.IntVar(&o.Fetch.Decoys, "decoys", o.Fetch.Decoys, "random blocks each BIP 157 session fetches on purpose")
 	fl.IntVar(&o.Fetch.Noise, "fetch-noise", o.Fetch.Noise, "BIP 157 sessions of no wallet (random downloads)")
 	fl.Float64Var(&o.Fetch.CoverTarget, "cover-target", o.Fetch.CoverTarget, "covered regime: the target in (0, 1) its clients draw covers to (default 0.5 in that regime; attack the capture with privacy fetches --cover-target of the same value)")
+	exampleValue(fl, "cover-target", "0.5")
 	fl.StringVar(&f.out, "out", "", "directory to write the files into (created if needed)")
 	fl.BoolVar(&f.force, "force", false, "replace the files of an earlier simulation in --out, and remove those this one does not write")
 }

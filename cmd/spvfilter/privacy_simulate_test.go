@@ -390,11 +390,11 @@ func TestSimulateJointLimitsNameTheirFlags(t *testing.T) {
 	old := []string{"below half the blocks", "in all"}
 	runRows(t, []contractRow{
 		{name: "decoys above half the default blocks", args: sim("--decoys", "600", "--fetch-wallets", "1"), status: exitBadInput,
-			stderr: []string{"spvfilter: --decoys 600: not in 0..499: a session's decoys are fewer than half the --blocks 1000\n"}, notInErr: old},
+			stderr: []string{"spvfilter: --decoys 600: want a whole number from 0 to 499 (a session's decoys are fewer than half the --blocks 1000), such as --decoys 3\n"}, notInErr: old},
 		{name: "decoys above half the blocks given", args: sim("--blocks", "20", "--decoys", "15", "--fetch-wallets", "1"), status: exitBadInput,
-			stderr: []string{"spvfilter: --decoys 15: not in 0..9: a session's decoys are fewer than half the --blocks 20\n"}, notInErr: old},
+			stderr: []string{"spvfilter: --decoys 15: want a whole number from 0 to 9 (a session's decoys are fewer than half the --blocks 20), such as --decoys 3\n"}, notInErr: old},
 		{name: "decoys above their own limit", args: sim("--blocks", "10000", "--decoys", "1500", "--fetch-wallets", "1"), status: exitBadInput,
-			stderr: []string{"spvfilter: --decoys 1500: not in 0..1000\n"}, notInErr: append(old, "--blocks")},
+			stderr: []string{"spvfilter: --decoys 1500: want a whole number from 0 to 1000, such as --decoys 3\n"}, notInErr: append(old, "--blocks")},
 		{name: "blocks of the default transactions", args: sim("--blocks", "200000"), status: exitBadInput,
 			stderr: []string{"spvfilter: --blocks 200000: with --txs-per-block 50, more than the 2000000 transactions a simulated chain holds: give at most 40000 blocks"}, notInErr: old},
 		{name: "blocks of the transactions given", args: sim("--blocks", "5000", "--txs-per-block", "1000"), status: exitBadInput,

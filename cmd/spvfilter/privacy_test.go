@@ -135,7 +135,7 @@ func TestPrivacyBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"privacy", "model", "--fprate", "0"}, "--fprate 0: not a rate in (0, 1)"},
+		{[]string{"privacy", "model", "--fprate", "0"}, "--fprate 0: want a rate in (0, 1), such as --fprate 0.0005"},
 		{[]string{"privacy", "model", "--addresses", "0"}, "addresses"},
 		{[]string{"privacy", "model", "--sweep", "colour=1..3"}, "unknown variable"},
 		{[]string{"privacy", "model", "--sweep", "addresses=5..1"}, "range end"},

@@ -78,6 +78,7 @@ beside FILE and merged, so memory stays bounded on any chain.`,
 	fl.Int32Var(&f.from, "from", 0, "first block height (default 0, the genesis block)")
 	fl.Int32Var(&f.to, "to", 0, "last block height (default: the tip)")
 	wantValues(fl, wantHeight, "from", "to")
+	exampleValue(fl, "to", "100")
 	fl.StringVar(&f.out, "out", "", "universe file to write (- for standard output; --json statistics then go to standard error)")
 	fl.StringVar(&f.index, "index", "", "also write the appearance index of the range to this file (for \"privacy fetches\"; default: none written)")
 	fl.IntVar(&f.indexMemory, "index-memory", universe.DefaultIndexMemory, "with --index: bytes of appearances held before a sorted run is spilled to disk")
@@ -112,12 +113,12 @@ type universeStatsJSON struct {
 // whatever the node holds.
 func (f *universeFlags) check() error {
 	if f.from < 0 {
-		return badInput("--from %d: %s", f.from, wantHeight)
+		return badRange("--from", f.from, "")
 	}
 	if !f.toGiven {
 		f.to = -1 // the tip, once known
 	} else if f.to < 0 {
-		return badInput("--to %d: %s", f.to, wantHeight)
+		return badRange("--to", f.to, "")
 	}
 	if f.toGiven && f.to < f.from {
 		return toBelowFrom(f.to, f.from)
@@ -126,7 +127,7 @@ func (f *universeFlags) check() error {
 		return notPositive("--timeout", f.timeout)
 	}
 	if f.indexMemory < 1<<16 {
-		return badInput("--index-memory %d: must be at least 65536 bytes", f.indexMemory)
+		return badRange("--index-memory", f.indexMemory, "")
 	}
 	if f.index == "-" {
 		// Standard output is the universe's, with --out -.

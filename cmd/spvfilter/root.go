@@ -141,7 +141,8 @@ func (a *app) runCommand(args []string) error {
 	root.SetArgs(args)
 	root.SetIn(a.stdin)
 	root.SetErr(a.stderr)
-	err := root.Execute()
+	c, err := root.ExecuteC()
+	fillRange(c, err)
 	if a.stopSignals != nil {
 		a.stopSignals()
 	}

@@ -231,6 +231,8 @@ func (fl *scanFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&fl.maxCoverBlock, "max-cover-blocks", 0, "with --privacy-target: most blocks a scan fetches only for covers, those explored to find them included (default 0: 4 times the wallet's; -1: no bound); covers still short within it stop the scan before any block of the wallet's is fetched (the next scan explores on), unless --allow-short-covers")
 	f.BoolVar(&fl.allowShort, "allow-short-covers", false, "with --privacy-target: when the covers are short of the target within --max-cover-blocks, fetch the wallet's blocks anyway with the covers found, and report the target not met, instead of stopping before any is fetched (a peer that records the scan keeps what it exposed)")
 	fl.leak.register(f)
+	exampleValue(f, "privacy-target", "0.5")
+	exampleValue(f, "to", "100")
 	wantValues(f, "want a whole number of scripts, more than the watch list's", "universe-size")
 	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
 }
@@ -734,7 +736,7 @@ func (a *app) planScan(flags *pflag.FlagSet, fl *scanFlags) (*scanPlan, error) {
 		return nil, err
 	}
 	if fl.filterCache < 0 {
-		return nil, badInput("--filter-cache %d: must be 0 (none) or a size in bytes", fl.filterCache)
+		return nil, badRange("--filter-cache", fl.filterCache, "")
 	}
 	datadir, err := fl.dataDir(flags, params)
 	if err != nil {
@@ -868,7 +870,7 @@ func (fl *scanFlags) checkCovers(flags *pflag.FlagSet) error {
 	t := fl.privacyTarget
 	switch {
 	case t != 0 && !(t > 0 && t < 1):
-		return badInput("--privacy-target %g: want a probability in (0, 1), such as 0.5, or 0 (the default) for none", t)
+		return badRange("--privacy-target", t, "a probability in (0, 1), or 0 (the default) for none")
 	case fl.mode == "bip37" && given(flags, "new-covers", "max-cover-blocks", "allow-short-covers") != "":
 		return badInput("%s for --mode bip157: covers are fetched blocks, which a BIP 37 scan does not fetch (its --privacy-target sizes the filter)", given(flags, "new-covers", "max-cover-blocks", "allow-short-covers"))
 	case t == 0 && given(flags, "new-covers", "max-cover-blocks") != "":
@@ -876,7 +878,7 @@ func (fl *scanFlags) checkCovers(flags *pflag.FlagSet) error {
 	case t == 0 && flags.Changed("allow-short-covers"):
 		return badInput("--allow-short-covers is for --privacy-target: without covers, nothing stops a scan short of them")
 	case fl.maxCoverBlock < -1:
-		return badInput("--max-cover-blocks %d: want a number of blocks, 0 for the default or -1 for no bound", fl.maxCoverBlock)
+		return badRange("--max-cover-blocks", fl.maxCoverBlock, "-1 for no bound, 0 (the default) for 4 times the wallet's, or a whole number of blocks")
 	}
 	return nil
 }
@@ -903,12 +905,12 @@ func given(flags *pflag.FlagSet, names ...string) string {
 // checkRange checks --from, --to, --timeout and --follow into plan.
 func (fl *scanFlags) checkRange(flags *pflag.FlagSet, plan *scanPlan) error {
 	if fl.from < 0 {
-		return badInput("--from %d: %s", fl.from, wantHeight)
+		return badRange("--from", fl.from, "")
 	}
 	if !flags.Changed("to") {
 		plan.to = -1 // the tip, once known
 	} else if fl.to < 0 {
-		return badInput("--to %d: %s", fl.to, wantHeight)
+		return badRange("--to", fl.to, "")
 	}
 	if plan.to >= 0 && plan.to < fl.from {
 		return toBelowFrom(plan.to, fl.from)
@@ -933,10 +935,10 @@ func (fl *scanFlags) bip37Options(flags *pflag.FlagSet) (client.BIP37Options, er
 		return opt, badInput("--flags %q: want none, all or p2pubkey-only", fl.flags)
 	}
 	if fl.mode == "bip37" && !(fl.fpRate > 0 && fl.fpRate < 1) {
-		return opt, badInput("--fprate %v: want a rate between 0 and 1", fl.fpRate)
+		return opt, badRange("--fprate", fl.fpRate, "a rate in (0, 1)")
 	}
 	if fl.maxReloads < 0 {
-		return opt, badInput("--max-reloads %d: want 0 (none) or more", fl.maxReloads)
+		return opt, badRange("--max-reloads", fl.maxReloads, "a whole number, at least 0 (0 for none)")
 	}
 	if fl.mode != "bip37" {
 		for _, name := range []string{"tweak", "flags", "fprate", "max-reloads"} {

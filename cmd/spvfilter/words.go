@@ -260,6 +260,9 @@ func (ff fieldFlags) badParams(err error, fl *pflag.FlagSet) error {
 			return usageError{&restated{msg, err}}
 		}
 		if name, ok := ff[fe.Field]; ok {
+			if want := fieldRange(fe, fl.Lookup(name)); want != "" {
+				return usageError{&rangeError{Flag: "--" + name, Value: fl.Lookup(name).Value.String(), Want: want, Err: err}}
+			}
 			what := "--" + name
 			if f := fl.Lookup(name); f != nil && f.Value.Type() != "bool" {
 				what += " " + f.Value.String()
@@ -273,6 +276,61 @@ func (ff fieldFlags) badParams(err error, fl *pflag.FlagSet) error {
 		}
 	}
 	return usageError{&restated{words(err), err}}
+}
+
+// Ranges as a library's model.FieldError states them, of the field alone.
+var (
+	fieldAtLeast    = regexp.MustCompile(`^must be at least (\d+)$`)
+	fieldNumAtLeast = regexp.MustCompile(`^must be a number, at least (\S+)$`)
+	fieldInInts     = regexp.MustCompile(`^not in (\d+)\.\.(\d+)$`)
+	fieldWithinInts = regexp.MustCompile(`^not within (\d+)\.\.(\d+)$`)
+	fieldWant       = regexp.MustCompile(`^want (.+)$`)
+	fieldAtMost     = regexp.MustCompile(`^at most (\d+)$`)
+	fieldRangeWords = map[string]string{
+		"not a rate in (0, 1)":                        "a rate in (0, 1)",
+		"not in [0, 1]":                               "a share from 0 to 1",
+		"not within (0, 1)":                           "X or MIN..MAX with 0 < MIN <= MAX < 1 (one rate, or a range drawn from)",
+		"the covered regime needs a target in (0, 1)": "a probability in (0, 1), the target the covered regime's clients draw covers to",
+	}
+)
+
+// fieldRange is the range, in the tool's words, of the number flag f
+// that a library's error of its field alone (fe) found its value out of:
+// fe's said again ("not in 0..10000": "a whole number from 0 to 10000"),
+// or, for a most alone, f's own words; "" for another flag or error.
+func fieldRange(fe *model.FieldError, f *pflag.Flag) string {
+	if f == nil || !isNumberFlag(f) || fe.Other != "" {
+		return ""
+	}
+	if w, ok := fieldRangeWords[fe.Msg]; ok {
+		return w
+	}
+	if m := fieldAtLeast.FindStringSubmatch(fe.Msg); m != nil {
+		if f.Value.Type() == "uint32" {
+			return fmt.Sprintf("a whole number from %s to %d", m[1], uint32(math.MaxUint32))
+		}
+		return "a whole number, at least " + m[1]
+	}
+	if m := fieldNumAtLeast.FindStringSubmatch(fe.Msg); m != nil {
+		return "a number, at least " + m[1]
+	}
+	if m := fieldInInts.FindStringSubmatch(fe.Msg); m != nil {
+		return fmt.Sprintf("a whole number from %s to %s", m[1], m[2])
+	}
+	if m := fieldWithinInts.FindStringSubmatch(fe.Msg); m != nil {
+		return fmt.Sprintf("N or MIN..MAX, whole numbers from %s to %s", m[1], m[2])
+	}
+	if m := fieldWant.FindStringSubmatch(fe.Msg); m != nil {
+		return m[1]
+	}
+	if m := fieldAtMost.FindStringSubmatch(fe.Msg); m != nil {
+		// The least is the flag's to say.
+		if w := f.Annotations[wantAnnotation]; len(w) == 1 {
+			return strings.TrimPrefix(w[0], "want ")
+		}
+		return "a whole number, at most " + m[1]
+	}
+	return ""
 }
 
 // flagAndValue is "--name value", as an error names a flag.
@@ -337,8 +395,9 @@ func (ff fieldFlags) jointBlame(fe *model.FieldError, fl *pflag.FlagSet) string 
 		}
 	case fe.Field == "fetch.decoys_per_session" && fe.Other == "chain.block_count":
 		// The blocks bound the decoys: their flag and the most they allow.
-		return fmt.Sprintf("%s: not in 0..%s: a session's decoys are fewer than half the %s",
-			flagAndValue(fl, ff[fe.Field]), fe.Most, flagAndValue(fl, ff[fe.Other]))
+		return (&rangeError{Flag: "--" + ff[fe.Field], Value: fl.Lookup(ff[fe.Field]).Value.String(),
+			Want:    fmt.Sprintf("a whole number from 0 to %s (a session's decoys are fewer than half the %s)", fe.Most, flagAndValue(fl, ff[fe.Other])),
+			Example: flagExample(fl.Lookup(ff[fe.Field]))}).Error()
 	case fe.Field == "chain.block_count" && fe.Other == "chain.txs_per_block":
 		// The transactions per block bound the blocks: their flag, and
 		// the blocks that fit.

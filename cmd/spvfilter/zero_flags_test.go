@@ -34,7 +34,7 @@ func TestZeroMeansNone(t *testing.T) {
 		{name: "model, 0 trials", flag: "--monte-carlo", help: model, args: model, value: "0", status: exitOK},
 		{name: "model, 1 trial", flag: "--monte-carlo", help: model, args: model, value: "1", status: exitBadInput, stderr: "--monte-carlo 1: want 0 (the default) for none, or at least 2 trials"},
 		{name: "model, -1 trials", flag: "--monte-carlo", help: model, args: model, value: "-1", status: exitBadInput, stderr: "--monte-carlo -1: want 0 (the default) for none, or at least 2 trials"},
-		{name: "scan, a privacy target of 1", flag: "--privacy-target", help: scan[:1], args: scan, value: "1", status: exitBadInput, stderr: "--privacy-target 1: want a probability in (0, 1), such as 0.5, or 0 (the default) for none"},
+		{name: "scan, a privacy target of 1", flag: "--privacy-target", help: scan[:1], args: scan, value: "1", status: exitBadInput, stderr: "--privacy-target 1: want a probability in (0, 1), or 0 (the default) for none, such as --privacy-target 0.5"},
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
