@@ -98,8 +98,8 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 		case err == nil && len(want) == 0:
 			return nil
 		case err == nil && replans == maxRefusedPlans:
-			return fmt.Errorf("client: getdata block: %d blocks not fetched: requests refused or cut off in %d plans of the download: %w",
-				len(want), replans+1, pool.Errors(refusals))
+			return withRefusals(fmt.Errorf("client: getdata block: %d blocks not fetched: requests refused or cut off in %d plans of the download",
+				len(want), replans+1), refusals)
 		case err == nil:
 			// The plan goes on from p: its note and tally go to the
 			// operation's log (see planFetches), which a scan's spread
@@ -131,6 +131,17 @@ func withRefusals(err error, refusals []error) error {
 		return err
 	}
 	return &refusalsError{err: err, refusals: refusals}
+}
+
+// refusalsNamed returns how many requests refused or cut off err, the
+// failure of fetchWanted, names (see withRefusals), and err without
+// them: for a note of the failure that follows the download's notes,
+// which name each already.
+func refusalsNamed(err error) (int, error) {
+	if r, ok := err.(*refusalsError); ok {
+		return len(r.refusals), r.err
+	}
+	return 0, err
 }
 
 // refusalsError is the failure of a download, err, after requests the
