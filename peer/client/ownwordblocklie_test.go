@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -53,17 +54,7 @@ func TestOwnWordBlockLieBanned(t *testing.T) {
 		var lies atomic.Int32
 		bl := onceBlockLiar(t, at, &lies)
 		honest := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, nil).Addr
-		l.mu.Lock()
-		words0 := l.words
-		l.mu.Unlock()
-		liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, l.lie).Addr
-		c := connectWith(t, Config{Peers: []string{bl, honest, liar}, Params: fx.node.Params, Timeout: 10 * time.Second, ConnectOnly: true})
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: watch, From: fx.tip - 5, To: fx.tip})
-		cancel()
-		l.mu.Lock()
-		words := l.words - words0
-		l.mu.Unlock()
+		c, _, words, res, err := wordScan(t, l, nil, watch, bl, honest)
 		if st := c.pool.Status(clientMember(t, c, honest)); st.Banned {
 			t.Errorf("round %d: the honest peer banned: %+v", round, st)
 		}
@@ -88,6 +79,29 @@ func TestOwnWordBlockLieBanned(t *testing.T) {
 	if ran == 0 {
 		t.Fatalf("the block liar was never asked for the block in %d rounds: the attack did not run", rounds)
 	}
+}
+
+// wordScan scans the last blocks of the fixture's chain for watch with
+// the peers at others and a relay telling l's lies (through wrap, if not
+// nil), listed last, and returns the client, the relay's address, the
+// number of times l stated its word during the scan, and its result.
+func wordScan(t *testing.T, l *wordLiar, wrap func(peertest.LieFunc) peertest.LieFunc, watch []WatchItem, others ...string) (c *Client, liar string, words int, _ *ScanResult, _ error) {
+	t.Helper()
+	lie := peertest.LieFunc(l.lie)
+	if wrap != nil {
+		lie = wrap(lie)
+	}
+	l.mu.Lock()
+	words0 := l.words
+	l.mu.Unlock()
+	liar = peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, lie).Addr
+	c = connectWith(t, Config{Peers: append(slices.Clone(others), liar), Params: fx.node.Params, Timeout: 10 * time.Second, ConnectOnly: true})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := c.ScanBIP157(ctx, ScanRequest{Watch: watch, From: fx.tip - 5, To: fx.tip})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return c, liar, l.words - words0, res, err
 }
 
 // firstBlockQuitter wraps lie (nil: honest) to hang up the first time
@@ -129,18 +143,8 @@ func TestOwnWordRefusalsNotedOnce(t *testing.T) {
 		for range 2 {
 			peers = append(peers, peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, firstBlockQuitter(nil, &ends)).Addr)
 		}
-		l.mu.Lock()
-		words0 := l.words
-		l.mu.Unlock()
-		liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, firstBlockQuitter(l.lie, &ends)).Addr
+		c, liar, words, res, err := wordScan(t, l, func(lie peertest.LieFunc) peertest.LieFunc { return firstBlockQuitter(lie, &ends) }, watch, peers...)
 		peers = append(peers, liar)
-		c := connectWith(t, Config{Peers: peers, Params: fx.node.Params, Timeout: 10 * time.Second, ConnectOnly: true})
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: watch, From: fx.tip - 5, To: fx.tip})
-		cancel()
-		l.mu.Lock()
-		words := l.words - words0
-		l.mu.Unlock()
 		if words == 0 || ends.Load() < 3 {
 			t.Logf("round %d: the liar's word not asked (%d) or not every peer hung up (%d ends): %v", round, words, ends.Load(), err)
 			continue
