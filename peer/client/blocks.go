@@ -58,16 +58,18 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 // not deliver are planned again over the peers that neither refused
 // nor hung up, going on from the plan they were given in (see
 // planFetches: with an explicit Config.FetchSpread, a share that the
-// peers left cannot keep fails with *SpreadError), at most
-// maxRefusedPlans times a download, each plan's note and blocks going
-// to the operation's log as the first's (see planFetches). The peer is
-// charged nothing (its ends are the pool's to count, see
+// peers left cannot keep fails with *SpreadError), as many times a
+// download as there were live peers when it started, and at least
+// maxRefusedPlans times (see refusedPlans), each plan's note and blocks
+// going to the operation's log as the first's (see planFetches). The
+// peer is charged nothing (its ends are the pool's to count, see
 // pool.Pool.RedialDue), and named in the operation's notes. When no
 // peer is left to plan on, or the plans ran out, the download fails
 // with an error naming each peer and why (a *pool.NotDialledError, or
 // a *peer.PeerError wrapping peer.ErrDisconnected).
 func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int) error {
 	plans := log
+	replansMax := refusedPlans(len(c.pool.Serving(wire.SFNodeWitness)))
 	var prior *fetchPlan
 	var refusals []error
 	skip := map[*pool.Member]bool{}
@@ -97,9 +99,9 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 		switch {
 		case err == nil && len(want) == 0:
 			return nil
-		case err == nil && replans == maxRefusedPlans:
-			return fmt.Errorf("client: getdata block: %d blocks not fetched: requests refused or cut off in %d plans of the download: %w",
-				len(want), replans+1, pool.Errors(refusals))
+		case err == nil && replans == replansMax:
+			return withRefusals(fmt.Errorf("client: getdata block: %d blocks not fetched: requests refused or cut off in %d plans of the download",
+				len(want), replans+1), refusals)
 		case err == nil:
 			// The plan goes on from p: its note and tally go to the
 			// operation's log (see planFetches), which a scan's spread
@@ -116,12 +118,23 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 	}
 }
 
-// maxRefusedPlans bounds how often one download plans blocks again after
-// requests were refused or cut off by their connection's end (see
-// fetchWanted). Each plan leaves out the peers that refused or hung up,
-// so the bound is reached only when peers keep doing so one after
-// another.
+// maxRefusedPlans is the least bound on how often one download plans
+// blocks again after requests were refused or cut off by their
+// connection's end (see refusedPlans).
 const maxRefusedPlans = 4
+
+// refusedPlans returns how often a download started with peers live
+// peers plans blocks again after requests were refused or cut off (see
+// fetchWanted): once a peer, and at least maxRefusedPlans times. Each
+// plan leaves out the peers that refused or hung up, one at least, so
+// the peers run out before the plans unless peers joined during the
+// download: peers that hang up in turn, each on the blocks the one
+// before it did not deliver, cannot fail it while a peer that serves
+// them is left (with maxRefusedPlans alone, five such peers failed it
+// whenever a block passed along all five first). Each plan again costs
+// a request's time at most, of a peer the download then asks nothing
+// more: being slow proves nothing, and charges nothing.
+func refusedPlans(peers int) int { return max(maxRefusedPlans, peers) }
 
 // withRefusals returns err, the failure of a download, naming the
 // requests the pool refused or their connection's end cut off during it
@@ -131,6 +144,17 @@ func withRefusals(err error, refusals []error) error {
 		return err
 	}
 	return &refusalsError{err: err, refusals: refusals}
+}
+
+// refusalsNamed returns how many requests refused or cut off err, the
+// failure of fetchWanted, names (see withRefusals), and err without
+// them: for a note of the failure that follows the download's notes,
+// which name each already.
+func refusalsNamed(err error) (int, error) {
+	if r, ok := err.(*refusalsError); ok {
+		return len(r.refusals), r.err
+	}
+	return 0, err
 }
 
 // refusalsError is the failure of a download, err, after requests the
@@ -257,11 +281,12 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 // again, fails as ever (it is dropped, not banned). A request the pool
 // refuses, or one cut off by its connection's end, fails nothing and
 // charges its peer nothing: the block is asked of another peer that has
-// it, at most maxRefusedPlans times again, and the error, when none is
-// left or the plans ran out, names each such peer and why. With
-// Config.Isolate it is asked over a connection of its own, as a scan's
-// blocks are. The download's notes (the peers that refused or hung up)
-// go to notes, the operation's log, unless it is nil.
+// it, as often again as fetchWanted plans again (see refusedPlans), and
+// the error, when none is left or the plans ran out, names each such
+// peer and why. With Config.Isolate it is asked over a connection of
+// its own, as a scan's blocks are. The download's notes (the peers that
+// refused or hung up) go to notes, the operation's log, unless it is
+// nil.
 func (c *Client) fetchBlock(ctx context.Context, notes *scanLog, height int32) (*wire.MsgBlock, error) {
 	log := newScanLog()
 	err := c.fetchWanted(ctx, log, []int32{height}, nil)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/btcsuite/btcd/chaincfg/chainhash"
@@ -130,14 +131,27 @@ func (c *Client) ownCheckpoint(ctx context.Context, m *pool.Member, height int32
 // it, or cannot be had (the disagreement then stands, see ownWord). The
 // download's notes (the peers that refused or hung up, see fetchBlock)
 // go to notes, the operation's log, unless it is nil, as does its
-// failure, which names them (see withRefusals).
+// failure, which does not name them again (see refusalsNamed). A peer
+// whose lie (or flood) ended the download is judged by it as a scan's
+// download judges one (see Client.blame): banned, with its answer as the
+// proof; one that hung up, refused or stalled is only named.
 func (c *Client) blockProof(ctx context.Context, notes *scanLog, m *pool.Member, off *offHeaderError) error {
 	if off.data == nil {
 		return nil
 	}
 	block, err := c.disputedBlock(ctx, notes, off.height)
+	if f := (*pool.Failure)(nil); errors.As(err, &f) && (isLie(f.Err) || errors.Is(f.Err, peer.ErrFlooding)) {
+		c.blame(f.Member, f.Err)
+	}
 	if err != nil {
-		n := fmt.Sprintf("the block of height %d, to check %s's filter off the agreed filter header: %v", off.height, m.Addr(), err)
+		named, why := refusalsNamed(err)
+		n := fmt.Sprintf("the block of height %d, to check %s's filter off the agreed filter header: %v", off.height, m.Addr(), why)
+		switch {
+		case named == 1:
+			n += " (after a request refused or cut off, noted on its own)"
+		case named > 1:
+			n += fmt.Sprintf(" (after %d requests refused or cut off, each noted on its own)", named)
+		}
 		c.logf("%s", n)
 		if notes != nil {
 			notes.note(n)

@@ -1,12 +1,10 @@
 package client
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/btcsuite/btcd/wire"
 	"github.com/spvfilter/spvfilter/peer"
@@ -47,17 +45,7 @@ func TestOwnWordNotesRefusals(t *testing.T) {
 	for round := 0; round < rounds && ran < 3; round++ {
 		var ends atomic.Int32
 		quitters := []string{blockQuitter(t, &ends), blockQuitter(t, &ends)}
-		l.mu.Lock()
-		words0 := l.words
-		l.mu.Unlock()
-		liar := peertest.NewLiar(t, fx.node.P2PAddr, fx.node.Params.Net, l.lie).Addr
-		c := connectWith(t, Config{Peers: append(slices.Clone(quitters), liar), Params: fx.node.Params, Timeout: 10 * time.Second, ConnectOnly: true})
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		res, err := c.ScanBIP157(ctx, ScanRequest{Watch: items(fx.watch), From: fx.tip - 5, To: fx.tip})
-		cancel()
-		l.mu.Lock()
-		words := l.words - words0
-		l.mu.Unlock()
+		c, liar, words, res, err := wordScan(t, l, nil, items(fx.watch), quitters...)
 		if words == 0 || ends.Load() == 0 {
 			t.Logf("round %d: the liar's word not asked (%d) or its block not asked first of a peer that hangs up (%d ends): %v", round, words, ends.Load(), err)
 			continue
