@@ -25,7 +25,7 @@ import (
 // next colluder none of them. A block that passed along all five still
 // failed the download while the plans were bounded by maxRefusedPlans
 // alone (five in a row used them up, the honest peer never asked); they
-// are bounded by the peers now (see refusedPlans), so the honest peer is
+// are bounded by the peers now (see Client.replans), so the honest peer is
 // asked last. The test wants every round whole, every block right, none
 // charged. Measured (96 blocks, a request's worth each of 6 peers):
 // with lead's pick, 0 of 8 rounds whole (each colluder was asked for

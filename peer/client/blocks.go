@@ -59,8 +59,8 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 // nor hung up, going on from the plan they were given in (see
 // planFetches: with an explicit Config.FetchSpread, a share that the
 // peers left cannot keep fails with *SpreadError), as many times a
-// download as there were live peers when it started, and at least
-// maxRefusedPlans times (see refusedPlans), each plan's note and blocks
+// download as the pool had members when it started, and at least
+// maxRefusedPlans times (see Client.replans), each plan's note and blocks
 // going to the operation's log as the first's (see planFetches). The
 // peer is charged nothing (its ends are the pool's to count, see
 // pool.Pool.RedialDue), and named in the operation's notes. When no
@@ -69,7 +69,7 @@ func (c *Client) fetchBlocks(ctx context.Context, log *scanLog, heights []int32,
 // a *peer.PeerError wrapping peer.ErrDisconnected).
 func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, own map[int32][]int) error {
 	plans := log
-	replansMax := refusedPlans(len(c.pool.Serving(wire.SFNodeWitness)))
+	replansMax := c.replans()
 	var prior *fetchPlan
 	var refusals []error
 	skip := map[*pool.Member]bool{}
@@ -123,18 +123,22 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 // connection's end (see refusedPlans).
 const maxRefusedPlans = 4
 
-// refusedPlans returns how often a download started with peers live
-// peers plans blocks again after requests were refused or cut off (see
-// fetchWanted): once a peer, and at least maxRefusedPlans times. Each
-// plan leaves out the peers that refused or hung up, one at least, so
-// the peers run out before the plans unless peers joined during the
+// replans returns how often a download starting now plans blocks again
+// after requests were refused or cut off (see fetchWanted): once a
+// member of the pool, and at least maxRefusedPlans times. Each plan
+// leaves out the peers that refused or hung up, one at least, so the
+// peers run out before the plans unless peers joined during the
 // download: peers that hang up in turn, each on the blocks the one
 // before it did not deliver, cannot fail it while a peer that serves
 // them is left (with maxRefusedPlans alone, five such peers failed it
-// whenever a block passed along all five first). Each plan again costs
-// a request's time at most, of a peer the download then asks nothing
-// more: being slow proves nothing, and charges nothing.
-func refusedPlans(peers int) int { return max(maxRefusedPlans, peers) }
+// whenever a block passed along all five first). Members away at the
+// start (dropped, their next dial a backoff off) count too: they may be
+// back during the download and take a plan each (counting only those
+// serving, one download in eight failed beside an honest peer with
+// three of six such peers away at its start). Each plan again costs at
+// most the requests of its blocks, of peers the download then asks
+// nothing more: being slow proves nothing, and charges nothing.
+func (c *Client) replans() int { return max(maxRefusedPlans, len(c.pool.Members())) }
 
 // withRefusals returns err, the failure of a download, naming the
 // requests the pool refused or their connection's end cut off during it
@@ -281,7 +285,7 @@ func (c *Client) FetchBlocks(ctx context.Context, from, to int32, fn func(height
 // again, fails as ever (it is dropped, not banned). A request the pool
 // refuses, or one cut off by its connection's end, fails nothing and
 // charges its peer nothing: the block is asked of another peer that has
-// it, as often again as fetchWanted plans again (see refusedPlans), and
+// it, as often again as fetchWanted plans again (see Client.replans), and
 // the error, when none is left or the plans ran out, names each such
 // peer and why. With Config.Isolate it is asked over a connection of
 // its own, as a scan's blocks are. The download's notes (the peers that

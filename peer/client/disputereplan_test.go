@@ -23,7 +23,7 @@ import (
 //
 // Beside an honest peer, every download gives the block, whichever
 // peers were asked first: each peer hanging up before it is one peer a
-// plan, and the plans are bounded by the peers (see refusedPlans), so
+// plan, and the plans are bounded by the peers (see Client.replans), so
 // that more peers hanging up than maxRefusedPlans, the least bound, do
 // not fail it (before, maxRefusedPlans+1 of them did whenever each was
 // asked before the honest peer). With no honest peer, the download fails

@@ -134,7 +134,8 @@ func (c *Client) ownCheckpoint(ctx context.Context, m *pool.Member, height int32
 // failure, which does not name them again (see refusalsNamed). A peer
 // whose lie (or flood) ended the download is judged by it as a scan's
 // download judges one (see Client.blame): banned, with its answer as the
-// proof; one that hung up, refused or stalled is only named.
+// proof, which is returned when the peer is m; one that hung up, refused
+// or stalled is only named.
 func (c *Client) blockProof(ctx context.Context, notes *scanLog, m *pool.Member, off *offHeaderError) error {
 	if off.data == nil {
 		return nil
@@ -142,6 +143,10 @@ func (c *Client) blockProof(ctx context.Context, notes *scanLog, m *pool.Member,
 	block, err := c.disputedBlock(ctx, notes, off.height)
 	if f := (*pool.Failure)(nil); errors.As(err, &f) && (isLie(f.Err) || errors.Is(f.Err, peer.ErrFlooding)) {
 		c.blame(f.Member, f.Err)
+		if f.Member == m && isLie(f.Err) {
+			// m's own answer ended the download: the proof against it.
+			return f.Err
+		}
 	}
 	if err != nil {
 		named, why := refusalsNamed(err)

@@ -177,3 +177,30 @@ func TestOwnWordRefusalsNotedOnce(t *testing.T) {
 		t.Fatalf("the liar's word was never asked, or the peers never all hung up, in %d rounds: the attack did not run", rounds)
 	}
 }
+
+// TestOwnWordBlockLieIsProof: when the peer whose filter is checked
+// against its block (blockProof) is the one that serves that block
+// changed, its block is the proof against it, banned and returned as
+// such, so that its own word is not asked of a peer it has just banned.
+// Before, the lie was banned and blockProof returned no proof.
+func TestOwnWordBlockLieIsProof(t *testing.T) {
+	needFixture(t)
+	at := fx.tip - 3
+	var lies atomic.Int32
+	liar := onceBlockLiar(t, at, &lies)
+	c := connectTo(t, fx.node, 10*time.Second, liar)
+	m := clientMember(t, c, liar)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	off := &offHeaderError{height: at, data: peertest.EmptyFilter(nil), msg: "off the agreed header"}
+	err := c.blockProof(ctx, nil, m, off)
+	if lies.Load() != 1 {
+		t.Fatalf("premise: the liar lied %d times about block %d, want once", lies.Load(), at)
+	}
+	if !isLie(err) {
+		t.Errorf("the block liar's own filter checked against its changed block: %v, want its block as the proof", err)
+	}
+	if st := c.pool.Status(m); !st.Banned {
+		t.Errorf("the block liar is not banned: %+v", st)
+	}
+}
