@@ -186,7 +186,33 @@ func newPrivacySimulateCommand(a *app) *cobra.Command {
 	}
 	addSimulateFlags(c.Flags(), &f)
 	_ = c.MarkFlagRequired("out")
+	wantSimulateRanges(c.Flags())
+	wantValues(c.Flags(), "want a whole number, fewer than half the --blocks", "decoys")
 	return c
+}
+
+// wantSimulateRanges gives each whole-number flag of fl the range that
+// simulate's own check of its option states, for the error of a value
+// too large for the flag's type: the check is asked, with the flag set
+// to -1 over the defaults.
+func wantSimulateRanges(fl *pflag.FlagSet) {
+	fl.VisitAll(func(flag *pflag.Flag) {
+		if !isWholeType(flag.Value.Type()) {
+			return
+		}
+		g := simulateFlags{o: simulate.DefaultOptions()}
+		probe := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+		addSimulateFlags(probe, &g)
+		if probe.Set(flag.Name, "-1") != nil {
+			return
+		}
+		var fe *model.FieldError
+		if err := g.o.Validate(); errors.As(err, &fe) && simulateFields[fe.Field] == flag.Name {
+			if want := fieldRange(fe, flag); want != "" {
+				wantValues(fl, "want "+want, flag.Name)
+			}
+		}
+	})
 }
 
 // regimeHelp describes every regime for simulate's help.

@@ -21,16 +21,10 @@ type rangeRow struct {
 	want  string   // the range stated, after "want "
 }
 
-// TestNumberFlagRanges: a number flag of any command (found by walking
-// the command tree: a new one has no row and fails) given a value
-// outside its range is bad input that names the flag, the value given,
-// the range it takes and an example of the flag with a value it takes
-// ("--wallets -1: want a whole number from 0 to 10000, such as --wallets
-// 50"). Before, the range was said in a library's words or not at all
-// ("--wallets -1: not in 0..10000", "--show -1: must be at least 0",
-// "--timeout 0s: must be positive"), and no error gave an example.
-func TestNumberFlagRanges(t *testing.T) {
-	dir := t.TempDir()
+// numberFlagRows are the rows of TestNumberFlagRanges, by the command
+// and flag ("privacy simulate --wallets"), with dir a directory of the
+// test's to name files in.
+func numberFlagRows(dir string) map[string]rangeRow {
 	missing := filepath.Join(dir, "missing")
 	node := []string{"--network", "regtest", "--connect", "127.0.0.1:1"}
 	scan := append([]string{"scan", "--watch", "51", "--datadir", dir}, node...)
@@ -46,7 +40,7 @@ func TestNumberFlagRanges(t *testing.T) {
 	trials := []string{"privacy", "model", "--monte-carlo", "2"}
 	compare := []string{"privacy", "compare"}
 	lab := append([]string{"lab"}, node...)
-	rows := map[string]rangeRow{
+	return map[string]rangeRow{
 		"bloom new --elements":                    {[]string{"bloom", "new", "--fprate", "0.01"}, "0", "a whole number from 1 to 4294967295"},
 		"bloom new --fprate":                      {[]string{"bloom", "new", "--elements", "3"}, "1", "a rate in (0, 1)"},
 		"bloom new --tweak":                       {[]string{"bloom", "new", "--elements", "3", "--fprate", "0.01"}, "-1", "a whole number from 0 to 4294967295"},
@@ -141,6 +135,20 @@ func TestNumberFlagRanges(t *testing.T) {
 		"scan --universe-size":                    {bip37, "-1", "a whole number of scripts"},
 		"send --timeout":                          {append([]string{"send"}, append(node, "00")...), "0s", "a duration above 0"},
 	}
+}
+
+// TestNumberFlagRanges: a number flag of any command (found by walking
+// the command tree: a new one has no row and fails) given a value
+// outside its range is bad input that names the flag, the value given,
+// the range it takes and an example of the flag with a value it takes
+// ("--wallets -1: want a whole number from 0 to 10000, such as --wallets
+// 50"). Before, the range was said in a library's words or not at all
+// ("--wallets -1: not in 0..10000", "--show -1: must be at least 0",
+// "--timeout 0s: must be positive"), and no error gave an example.
+func TestNumberFlagRanges(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	rows := numberFlagRows(dir)
 	// A value above the range, and a range another flag bounds, whose
 	// example must lie in it (not the flag's default).
 	above := []struct {
@@ -208,5 +216,45 @@ func TestRangeErrorKeepsItsCause(t *testing.T) {
 	}
 	if !errors.Is(err, model.ErrBadParams) || !isUsageError(err) {
 		t.Errorf("%v: the cause model.ErrBadParams lost, or not bad input", err)
+	}
+}
+
+// TestUnparsedNumberKeepsRange: a whole-number flag given a number too
+// large for its type (or a negative one, to an unsigned flag) states the
+// range its check states for a value out of it, as TestNumberFlagRanges
+// has it, not its type's ("--wallets 99999999999999999999: want a whole
+// number, such as --wallets 50" before). A range that another flag bounds
+// is stated by that flag's name.
+func TestUnparsedNumberKeepsRange(t *testing.T) {
+	bounded := map[string]string{
+		"demo --used":               "a whole number from 0 to the --keys",
+		"demo --universe-size":      "a whole number from the --used to 100000000",
+		"privacy simulate --decoys": "a whole number, fewer than half the --blocks",
+	}
+	rows := numberFlagRows(t.TempDir())
+	for key, f := range wholeFlags(newRootCommand(&app{})) {
+		r, ok := rows[key]
+		if !ok {
+			continue // TestNumberFlagRanges fails on it
+		}
+		want := r.want
+		if w, ok := bounded[key]; ok {
+			want = w
+		}
+		flag := key[strings.LastIndex(key, " --")+1:]
+		values := []string{"99999999999999999999"}
+		if strings.HasPrefix(f.Value.Type(), "uint") {
+			values = append(values, "-1")
+		}
+		for _, v := range values {
+			t.Run(key+" "+v, func(t *testing.T) {
+				_, stderr, status := runCLI(t, "", append(append([]string{}, r.args...), flag, v)...)
+				quoted := flag + ` "` + v + `": want ` + want
+				example := ", such as " + flag + " "
+				if status != exitBadInput || !strings.Contains(stderr, quoted) || !strings.Contains(stderr, example) {
+					t.Errorf("status %d, stderr %q: want status %d, %q and %q", status, stderr, exitBadInput, quoted, example)
+				}
+			})
+		}
 	}
 }

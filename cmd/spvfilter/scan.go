@@ -234,6 +234,8 @@ func (fl *scanFlags) register(f *pflag.FlagSet) {
 	exampleValue(f, "privacy-target", "0.5")
 	exampleValue(f, "to", "100")
 	wantValues(f, "want a whole number of scripts, more than the watch list's", "universe-size")
+	wantValues(f, "want a whole number, at least 0 (0 for none)", "max-reloads")
+	wantValues(f, "want -1 for no bound, 0 (the default) for 4 times the wallet's, or a whole number of blocks", "max-cover-blocks")
 	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
 }
 
@@ -878,7 +880,7 @@ func (fl *scanFlags) checkCovers(flags *pflag.FlagSet) error {
 	case t == 0 && flags.Changed("allow-short-covers"):
 		return badInput("--allow-short-covers is for --privacy-target: without covers, nothing stops a scan short of them")
 	case fl.maxCoverBlock < -1:
-		return badRange("--max-cover-blocks", fl.maxCoverBlock, "-1 for no bound, 0 (the default) for 4 times the wallet's, or a whole number of blocks")
+		return badRange("--max-cover-blocks", fl.maxCoverBlock, "")
 	}
 	return nil
 }
@@ -938,7 +940,7 @@ func (fl *scanFlags) bip37Options(flags *pflag.FlagSet) (client.BIP37Options, er
 		return opt, badRange("--fprate", fl.fpRate, "a rate in (0, 1)")
 	}
 	if fl.maxReloads < 0 {
-		return opt, badRange("--max-reloads", fl.maxReloads, "a whole number, at least 0 (0 for none)")
+		return opt, badRange("--max-reloads", fl.maxReloads, "")
 	}
 	if fl.mode != "bip37" {
 		for _, name := range []string{"tweak", "flags", "fprate", "max-reloads"} {
