@@ -229,10 +229,18 @@ func flagError(c *cobra.Command, err error) error {
 // inDigits says how to write, for a flag that wants a whole number, a
 // whole number given in another form (1e6, 2.0, 0x10, 1_000): " (1e6 is
 // 1000000: write it in digits)", " (0x10 is 16: write it in decimal
-// digits)"; "" for any other value or flag.
+// digits)"; for a list of them, of its first such number; "" for any
+// other value or flag.
 func inDigits(want, value string) string {
-	if !strings.Contains(want, "whole number") || strings.Contains(want, "separated by commas") ||
-		strings.Trim(value, "0123456789") == "" {
+	if strings.Contains(want, "separated by commas") {
+		for _, item := range strings.Split(value, ",") {
+			if strings.Trim(item, "0123456789") != "" {
+				return inDigits(strings.Replace(want, "separated by commas", "", 1), item)
+			}
+		}
+		return ""
+	}
+	if !strings.Contains(want, "whole number") || strings.Trim(value, "0123456789") == "" {
 		return ""
 	}
 	if n, err := strconv.ParseInt(value, 0, 64); err == nil && n >= 0 {
@@ -427,11 +435,11 @@ func suchAs(f *pflag.Flag) string {
 }
 
 // isNumberFlag reports whether f takes a number: a count, a size, a
-// rate, a duration or a height, or a range of them.
+// rate, a duration or a height, or a range or list of them.
 func isNumberFlag(f *pflag.Flag) bool {
 	switch f.Value.Type() {
 	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
-		"float32", "float64", "duration", "range":
+		"float32", "float64", "duration", "range", "intSlice":
 		return true
 	}
 	return false

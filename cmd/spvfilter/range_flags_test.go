@@ -59,6 +59,8 @@ func numberFlagRows(dir string) map[string]rangeRow {
 		"lab --timeout":                           {lab, "0s", "a duration above 0"},
 		"lab --timing":                            {lab, "-1s", "a duration, at least 0"},
 		"lab --to":                                {lab, "-1", "a height, a whole number from 0 to 2147483647"},
+		"lab --wallets":                           {lab, "-1", "whole numbers from 1 to 10000000, separated by commas"},
+		"lab --watched":                           {lab, "0", "whole numbers from 1 to 10000000, separated by commas"},
 		"peers --timeout":                         {append([]string{"peers"}, node...), "0s", "a duration above 0"},
 		"privacy analyze --link-threshold":        {[]string{"privacy", "analyze", "--capture", missing, "--universe", missing, "--link"}, "0.2", "a probability in [0.5, 1)"},
 		"privacy analyze --max-matches":           {analyze, "0", "a whole number, at least 1"},
@@ -157,6 +159,7 @@ func TestNumberFlagRanges(t *testing.T) {
 	}{
 		{[]string{"privacy", "model", "--filters", "5000"}, "--filters 5000: want a whole number from 1 to 1000, such as --filters 1"},
 		{[]string{"privacy", "compare", "--filters", "5000"}, "--filters 5000: want a whole number from 1 to 1000, such as --filters 1"},
+		{[]string{"lab", "--network", "regtest", "--connect", "127.0.0.1:1", "--wallets", "100,1e3"}, `--wallets "100,1e3": want whole numbers from 1 to 10000000, separated by commas (1e3 is 1000: write it in digits), such as --wallets 100,1000`},
 		{[]string{"demo", "--keys", "10", "--used", "11"}, "--used 11: want a whole number from 0 to 10, the --keys (the used addresses are some of the wallet's keys), such as --used 10"},
 		{[]string{"privacy", "simulate", "--out", missing, "--blocks", "20", "--decoys", "15"}, "--decoys 15: want a whole number from 0 to 9 (a session's decoys are fewer than half the --blocks 20), such as --decoys 3"},
 	}
