@@ -971,6 +971,10 @@ func argumentRows() []contractRow {
 			status: exitBadInput, stderr: []string{"--fp_rate: no such flag (did you mean --fprate?)"}, notInErr: cobraWords},
 		{name: "an unknown shorthand", args: []string{"demo", "-x"},
 			status: exitBadInput, stderr: []string{"-x: no such flag"}, notInErr: cobraWords},
+		{name: "scan: a second item after one --watch", args: []string{"scan", "--network", "regtest", "--connect", "127.0.0.1:1", "--watch", "51", "52"},
+			status: exitBadInput, stderr: []string{`spvfilter: unexpected argument "52": each item to watch takes its own --watch: give --watch 52` + "\n"}, notInErr: []string{"ITEM..."}},
+		{name: "scan: an item without --watch", args: []string{"scan", "--network", "regtest", "51"},
+			status: exitBadInput, stderr: []string{`unexpected argument "51"`, "spvfilter scan --watch ITEM [--watch ITEM ...] [--peer"}, notInErr: []string{"ITEM..."}},
 		{name: "completion script with an argument", args: []string{"completion", "zsh", "extra"},
 			status: exitBadInput, stderr: []string{`unexpected argument "extra"`}, notInErr: []string{"unknown command"}},
 	}

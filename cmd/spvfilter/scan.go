@@ -191,14 +191,24 @@ const scanExample = `  spvfilter scan --connect 127.0.0.1:18444 --connect 127.0.
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip157 --from 3000 \
       --watch 1f7f...e3:0:bcrt1p...   # the spend of an output funded before --from`
 
+// scanArgs refuses arguments, as noArgs does; one given beside --watch
+// is most likely a second item after the first's --watch ("--watch 51
+// 52"), and each item takes its own.
+func scanArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 && cmd.Flags().Changed("watch") {
+		return badInput("unexpected argument %q: each item to watch takes its own --watch: give --watch %s", args[0], args[0])
+	}
+	return noArgs(cmd, args)
+}
+
 func newScanCommand(a *app) *cobra.Command {
 	var fl scanFlags
 	cmd := &cobra.Command{
-		Use:     "scan --watch ITEM... [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] [--mode bip157|bip37]",
+		Use:     "scan --watch ITEM [--watch ITEM ...] [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] [--mode bip157|bip37]",
 		Short:   "Find the transactions of a watch list in the nodes' blocks, with BIP 37 or BIP 157",
 		Long:    scanLong,
 		Example: scanExample,
-		Args:    noArgs,
+		Args:    scanArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runScan(cmd, &fl)
 		},
