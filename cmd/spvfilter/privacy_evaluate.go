@@ -249,6 +249,9 @@ func badJSONFile(what string, b []byte, err error) error {
 		return usageError{&restated{what + ": the labels of privacy simulate, not a report: give it to --labels, and the JSON of privacy analyze --capture or privacy fetches to --report", err}}
 	case kind == kindCapture || kind == kindIndex || kind == kindUniverse || kind == kindBlocks:
 		return otherKind(flag, path, kind, err)
+	case !json.Valid(b) && binaryHead(b[:min(len(b), 4096)]):
+		// Not JSON cut or damaged further on: no text at all.
+		return usageError{&restated{what + ": binary data, not JSON; " + want, err}}
 	case !json.Valid(b):
 		var v any
 		return usageError{&restated{what + ": " + words(json.Unmarshal(b, &v)) + "; " + want, err}}
