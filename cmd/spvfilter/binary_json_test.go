@@ -10,6 +10,26 @@ import (
 	"github.com/spvfilter/spvfilter/privacy/simulate"
 )
 
+// randomBytes are n bytes drawn from seed.
+func randomBytes(seed uint64, n int) []byte {
+	rng := rand.New(rand.NewPCG(seed, seed+1))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.UintN(256))
+	}
+	return b
+}
+
+// writeTestFiles writes each file of files, by its name, into dir.
+func writeTestFiles(t *testing.T, dir string, files map[string][]byte) {
+	t.Helper()
+	for name, b := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestJSONFileOfBinaryData: a file of binary data given where a JSON
 // file is wanted (privacy evaluate's --labels and --report, lab's
 // --vectors) is refused as binary data, not JSON, as --capture refuses
@@ -17,20 +37,11 @@ import (
 // byte 1 cannot be there", the character whatever the file began with.
 func TestJSONFileOfBinaryData(t *testing.T) {
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(3, 4))
-	random := make([]byte, 5000)
-	for i := range random {
-		random[i] = byte(rng.UintN(256))
-	}
+	random := randomBytes(3, 5000)
 	random[0] = 'm'
 	// Binary data that opens as JSON might: read to its end first.
 	brace := append([]byte("{\x00\x01"), random...)
-	files := map[string][]byte{"random.bin": random, "zeros.bin": make([]byte, 100000), "brace.bin": brace}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTestFiles(t, dir, map[string][]byte{"random.bin": random, "zeros.bin": make([]byte, 100000), "brace.bin": brace})
 	sim := filepath.Join(dir, "sim")
 	runOK(t, "privacy", "simulate", "--wallets", "2", "--addresses", "3", "--blocks", "20", "--txs-per-block", "2",
 		"--fetch-wallets", "0", "--fetch-noise", "0", "--noise", "0", "--degenerate", "0", "--out", sim)
