@@ -1015,7 +1015,7 @@ func libraryRows(in rowFiles) []contractRow {
 			stderr: []string{"--universe " + in.labels + ": the labels of privacy simulate, not what --universe takes: give it to privacy evaluate --labels"}},
 		{name: "lab vectors given as blocks", args: []string{"lab", "--blocks", labVectors}, stderr: []string{"--blocks " + labVectors + ": BIP 158's test vectors, not a block file: give it to --vectors"}},
 		{name: "lab blocks of another kind", args: []string{"lab", "--blocks", in.garbage}, stderr: []string{"--blocks " + in.garbage + ": ", "(want a block file that lab --save-blocks writes)"}},
-		{name: "lab wallet sizes", args: []string{"lab", "--vectors", labVectors, "--wallets", "1,x"}, stderr: []string{`--wallets "1,x": want whole numbers separated by commas`}},
+		{name: "lab wallet sizes", args: []string{"lab", "--vectors", labVectors, "--wallets", "1,x"}, stderr: []string{`--wallets "1,x": want whole numbers from 1 to 10000000, separated by commas, such as --wallets 100,1000`}},
 		{name: "simulate regime", args: []string{"privacy", "simulate", "--regime", "x", "--out", out}, stderr: []string{`--regime "x": want one of standard, payments`}, notInErr: []string{`regime "x": regime`}},
 		{name: "lab vectors of another kind", args: []string{"lab", "--vectors", in.object},
 			stderr: []string{"--vectors " + in.object + ": it holds a JSON object where a list is wanted (want the JSON file of BIP 158's test vectors"}, notInErr: []string{`field ""`}},
