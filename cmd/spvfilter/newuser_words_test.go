@@ -45,7 +45,7 @@ func TestNewUserErrorsTeach(t *testing.T) {
 		{"a whole number in exponent form", []string{"demo", "--universe-size", "1e6"},
 			"spvfilter: --universe-size \"1e6\": want a whole number from the --used to 100000000 (1e6 is 1000000: write it in digits), such as --universe-size 1000000\n"},
 		{"a whole number with a point", []string{"privacy", "model", "--universe-size", "3.2e7"},
-			"spvfilter: --universe-size \"3.2e7\": want a whole number, at least 0 (3.2e7 is 32000000: write it in digits), such as --universe-size 10000000\n"},
+			"spvfilter: --universe-size \"3.2e7\": want a whole number, at least the --addresses (3.2e7 is 32000000: write it in digits), such as --universe-size 10000000\n"},
 		{"a height in exponent form", []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "51", "--from", "1e5"},
 			"spvfilter: --from \"1e5\": want a height, a whole number from 0 to 2147483647 (1e5 is 100000: write it in digits), such as --from 0\n"},
 		{"a fraction gets no word on digits", []string{"demo", "--keys", "2.5"},

@@ -150,6 +150,7 @@ func addModelFlags(fl *pflag.FlagSet, p *model.Params) {
 	fl.Uint32Var(&p.Addresses, "addresses", p.Addresses, "wallet addresses N")
 	fl.Float64Var(&p.FPRate, "fprate", p.FPRate, "false-positive rate the filter is sized for")
 	fl.Uint64Var(&p.UniverseSize, "universe-size", p.UniverseSize, "addresses U the node tests, the wallet's included")
+	wantValues(fl, "want a whole number, at least the --addresses", "universe-size")
 	fl.Uint32Var(&p.ElementsPerAddress, "elements-per-address", p.ElementsPerAddress, "filter elements inserted per address (bitcoinj: key and key hash)")
 	fl.Uint32Var(&p.ExtraElements, "extra-elements", p.ExtraElements, "elements added to the sizing count only (bitcoinj: 100)")
 	fl.Uint32Var(&p.Filters, "filters", p.Filters, "filters B from the same wallet, with different tweaks")
