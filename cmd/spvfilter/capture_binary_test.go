@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,22 +17,14 @@ import (
 // zeros (a crash) still names the line at fault.
 func TestCaptureOfBinaryData(t *testing.T) {
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(1, 2))
-	random := make([]byte, 5000)
-	for i := range random {
-		random[i] = byte(rng.UintN(256))
-	}
+	random := randomBytes(1, 5000)
 	record := `{"time":"2024-01-01T00:00:00Z","client":"127.0.0.1:5","command":"filterclear"}` + "\n"
 	files := map[string][]byte{
 		"random.bin": random,
 		"zeros.bin":  make([]byte, 200000),
 		"torn.jsonl": append([]byte(record+record), make([]byte, 300)...),
 	}
-	for name, b := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTestFiles(t, dir, files)
 	universe := filepath.Join(dir, "universe.txt")
 	if err := os.WriteFile(universe, []byte("bc1qw508d6qejxtdg4y5r3zarvary0c5xw7kv8f3t4\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -58,6 +58,10 @@ func newDemoCommand(a *app) *cobra.Command {
 	fl.IntVar(&f.opts.UniverseSize, "universe-size", f.opts.UniverseSize, "candidate addresses the node tests")
 	fl.IntVar(&f.opts.Filters, "filters", f.opts.Filters, "filters captured from the wallet (client restarts + 1)")
 	fl.Uint64Var(&f.opts.Seed, "seed", f.opts.Seed, "random seed (keys, tweaks, universe)")
+	wantValues(fl, fmt.Sprintf("want a whole number from 1 to %d", demoMaxKeys), "keys")
+	wantValues(fl, fmt.Sprintf("want a whole number from 1 to %d", attack.MaxFilters), "filters")
+	wantValues(fl, "want a whole number from 0 to the --keys", "used")
+	wantValues(fl, fmt.Sprintf("want a whole number from the --used to %d", demoMaxUniverse), "universe-size")
 	addSizingFlag(c, &f.opts.Sizing)
 	fl.StringVar(&f.plot, "plot", f.plot, "plot file, .svg or .png")
 	return c
@@ -118,13 +122,13 @@ func (f *demoFlags) check() error {
 	o := f.opts
 	switch {
 	case o.Keys < 1 || o.Keys > demoMaxKeys:
-		return badRange("--keys", o.Keys, fmt.Sprintf("a whole number from 1 to %d", demoMaxKeys))
+		return badRange("--keys", o.Keys, "")
 	case o.Used < 0 || o.Used > o.Keys:
 		return badRangeBy("--used", o.Used, fmt.Sprintf("a whole number from 0 to %d, the --keys (the used addresses are some of the wallet's keys)", o.Keys), min(o.Keys, 20))
 	case o.UniverseSize < o.Used || o.UniverseSize > demoMaxUniverse:
 		return badRangeBy("--universe-size", o.UniverseSize, fmt.Sprintf("a whole number from %d, the --used, to %d (the universe holds the used addresses)", o.Used, demoMaxUniverse), max(o.Used, 1_000_000))
 	case o.Filters < 1 || o.Filters > attack.MaxFilters:
-		return badRange("--filters", o.Filters, fmt.Sprintf("a whole number from 1 to %d", attack.MaxFilters))
+		return badRange("--filters", o.Filters, "")
 	}
 	return nil
 }

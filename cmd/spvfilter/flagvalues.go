@@ -61,6 +61,52 @@ func (v listValue) Set(s string) error {
 	return v.Value.Set(s)
 }
 
+// errNotDecimal is the cause of a whole-number flag given a number in
+// another form than decimal digits: 0x10, 0o7, 0b1, 1_000.
+var errNotDecimal = errors.New("not in decimal digits")
+
+// decimalValue is a whole-number flag read in decimal digits only, with
+// an optional sign: pflag reads its integers in Go's notations, where
+// 010 is 8 and 0x10 16, and a seed or tweak copied from notes with a
+// leading zero would silently become another. A leading zero is read as
+// written, 010 as 10; any other notation is refused.
+type decimalValue struct {
+	pflag.Value
+}
+
+func (v decimalValue) Set(s string) error {
+	digits := strings.TrimLeft(s, "+-")
+	sign := s[:len(s)-len(digits)]
+	if len(sign) > 1 || digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return errNotDecimal
+	}
+	if digits = strings.TrimLeft(digits, "0"); digits == "" {
+		digits = "0"
+	}
+	if sign == "+" {
+		sign = "" // as unsigned types parse it too
+	}
+	return v.Value.Set(sign + digits)
+}
+
+// isWholeType reports whether typ, a pflag type, is a whole number's.
+func isWholeType(typ string) bool {
+	switch typ {
+	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64":
+		return true
+	}
+	return false
+}
+
+// decimalOnly makes a whole-number flag f read its value in decimal
+// digits (decimalValue).
+func decimalOnly(f *pflag.Flag) {
+	if _, done := f.Value.(decimalValue); done || !isWholeType(f.Value.Type()) {
+		return
+	}
+	f.Value = decimalValue{f.Value}
+}
+
 // flagOf returns whether s, a flag's value, names a flag of c, as in
 // "--network --watch x" (where --network took "--watch"): the flag it
 // names, without its "=VALUE", or "".
@@ -181,12 +227,24 @@ func flagError(c *cobra.Command, err error) error {
 }
 
 // inDigits says how to write, for a flag that wants a whole number, a
-// whole number given in another form (1e6, 2.0): " (1e6 is 1000000:
-// write it in digits)"; "" for any other value or flag.
+// whole number given in another form (1e6, 2.0, 0x10, 1_000): " (1e6 is
+// 1000000: write it in digits)", " (0x10 is 16: write it in decimal
+// digits)"; for a list of them, of its first such number; "" for any
+// other value or flag.
 func inDigits(want, value string) string {
-	if !strings.Contains(want, "whole number") || strings.Contains(want, "separated by commas") ||
-		strings.Trim(value, "0123456789") == "" {
+	if strings.Contains(want, "separated by commas") {
+		for _, item := range strings.Split(value, ",") {
+			if strings.Trim(item, "0123456789") != "" {
+				return inDigits(strings.Replace(want, "separated by commas", "", 1), item)
+			}
+		}
 		return ""
+	}
+	if !strings.Contains(want, "whole number") || strings.Trim(value, "0123456789") == "" {
+		return ""
+	}
+	if n, err := strconv.ParseInt(value, 0, 64); err == nil && n >= 0 {
+		return fmt.Sprintf(" (%s is %d: write it in decimal digits)", value, n)
 	}
 	x, err := strconv.ParseFloat(value, 64)
 	if err != nil || x < 0 || x >= 1<<63 || x != math.Trunc(x) {
@@ -377,11 +435,11 @@ func suchAs(f *pflag.Flag) string {
 }
 
 // isNumberFlag reports whether f takes a number: a count, a size, a
-// rate, a duration or a height, or a range of them.
+// rate, a duration or a height, or a range or list of them.
 func isNumberFlag(f *pflag.Flag) bool {
 	switch f.Value.Type() {
 	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
-		"float32", "float64", "duration", "range":
+		"float32", "float64", "duration", "range", "intSlice":
 		return true
 	}
 	return false

@@ -140,6 +140,10 @@ func (f *labFlags) register(fl *pflag.FlagSet) {
 	wantValues(fl, wantHeight, "from", "to")
 	exampleValue(fl, "to", "100")
 	wantValues(fl, "want a whole number from 1 to 32", "p-min", "p-max")
+	wantValues(fl, fmt.Sprintf("want a whole number from 0 to %d", maxLabProbes), "probes")
+	wantValues(fl, fmt.Sprintf("want whole numbers from 1 to %d, separated by commas", maxLabWatched), "watched", "wallets")
+	exampleValue(fl, "watched", "100,1000")
+	exampleValue(fl, "wallets", "100,1000")
 	fl.DurationVar(&f.timing, "timing", f.timing, "least time spent timing each build and each watch list (0: builds untimed, each watch list timed over one pass)")
 	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of the probes and watch lists")
 	fl.StringVar(&f.plot, "plot", "", "draw the cost per block and the cheapest P against the wallet size into this .svg or .png file (default: no plot)")
@@ -194,7 +198,7 @@ func (f *labFlags) check(fl *pflag.FlagSet) error {
 	case f.timeout <= 0:
 		return notPositive("--timeout", f.timeout)
 	case f.probes < 0 || f.probes > maxLabProbes:
-		return badRange("--probes", f.probes, fmt.Sprintf("a whole number from 0 to %d", maxLabProbes))
+		return badRange("--probes", f.probes, "")
 	case f.timing < 0:
 		return badRange("--timing", f.timing, "a duration, at least 0 (0: builds untimed)")
 	case f.pMin < 1 || f.pMin > 32:
@@ -212,7 +216,7 @@ func (f *labFlags) check(fl *pflag.FlagSet) error {
 	}{{"--watched", f.watched}, {"--wallets", f.wallets}} {
 		for _, n := range l.ns {
 			if n < 1 || n > maxLabWatched {
-				return badInput("%s %d: want 1 to %d", l.flag, n, maxLabWatched)
+				return badRange(l.flag, n, "")
 			}
 		}
 	}

@@ -78,6 +78,9 @@ func vectorsError(name string, head *headReader, err error) error {
 	if len(head.head) == 0 {
 		return usageError{&restated{fmt.Sprintf("--vectors %s: empty (%s)", name, want), err}}
 	}
+	if binaryHead(head.head[:min(len(head.head), 4096)]) {
+		return usageError{&restated{fmt.Sprintf("--vectors %s: binary data, not JSON (%s)", name, want), err}}
+	}
 	return usageError{&restated{fmt.Sprintf("--vectors %s: %s (%s)", name, words(err), want), err}}
 }
 

@@ -311,9 +311,9 @@ func TestNewcomerEndlessFile(t *testing.T) {
 		{name: "a watch list of binary data", args: []string{"scan", "--connect", "127.0.0.1:1", "--network", "regtest", "--watch", "@" + binary},
 			status: exitBadInput, stderr: []string{"--watch 1 (@" + binary + " line 1): binary data: give an address"}, notInErr: []string{"outpoint \"", "hex character"}},
 		{name: "labels", args: []string{"privacy", "evaluate", "--labels", zero, "--report", report},
-			status: exitBadInput, stderr: []string{"--labels " + zero + `: not JSON: '\x00' at byte 1 cannot be there; want the labels.json`}},
+			status: exitBadInput, stderr: []string{"--labels " + zero + ": binary data, not JSON; want the labels.json"}},
 		{name: "report", args: []string{"privacy", "evaluate", "--labels", zero, "--report", zero},
-			status: exitBadInput, stderr: []string{"--labels " + zero + ": not JSON"}},
+			status: exitBadInput, stderr: []string{"--labels " + zero + ": binary data, not JSON"}},
 	})
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("refusing %s took %v", zero, took)

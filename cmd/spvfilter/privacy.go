@@ -137,6 +137,7 @@ input its outpoint, signature and key).`,
 	fl.IntVar(&f.monteCarlo, "monte-carlo", 0, "check the model with this many trials on real filters (0, the default, for none; else at least 2)")
 	fl.Uint64Var(&f.mcSample, "monte-carlo-sample", 0, "outside candidates tested per trial (default: all, at most 1000000)")
 	fl.Uint64Var(&f.seed, "seed", 1, "random seed of the Monte Carlo run")
+	wantValues(fl, "want 0 (the default) for none, or at least 2 trials", "monte-carlo")
 	exampleValue(fl, "monte-carlo", "100")
 	exampleValue(fl, "monte-carlo-sample", "10000")
 	addSizingFlag(c, &f.p.Sizing)
@@ -149,6 +150,7 @@ func addModelFlags(fl *pflag.FlagSet, p *model.Params) {
 	fl.Uint32Var(&p.Addresses, "addresses", p.Addresses, "wallet addresses N")
 	fl.Float64Var(&p.FPRate, "fprate", p.FPRate, "false-positive rate the filter is sized for")
 	fl.Uint64Var(&p.UniverseSize, "universe-size", p.UniverseSize, "addresses U the node tests, the wallet's included")
+	wantValues(fl, "want a whole number, at least the --addresses", "universe-size")
 	fl.Uint32Var(&p.ElementsPerAddress, "elements-per-address", p.ElementsPerAddress, "filter elements inserted per address (bitcoinj: key and key hash)")
 	fl.Uint32Var(&p.ExtraElements, "extra-elements", p.ExtraElements, "elements added to the sizing count only (bitcoinj: 100)")
 	fl.Uint32Var(&p.Filters, "filters", p.Filters, "filters B from the same wallet, with different tweaks")
@@ -203,7 +205,7 @@ func checkModelRun(f *modelFlags, fl *pflag.FlagSet) error {
 		return err
 	}
 	if f.monteCarlo < 0 || f.monteCarlo == 1 {
-		return badRange("--monte-carlo", f.monteCarlo, "0 (the default) for none, or at least 2 trials")
+		return badRange("--monte-carlo", f.monteCarlo, "")
 	}
 	if fl.Changed("monte-carlo-sample") && f.monteCarlo == 0 {
 		return badInput("--monte-carlo-sample is used only with --monte-carlo: it sizes each trial")

@@ -141,6 +141,9 @@ func (f *analyzeFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&f.workers, "workers", 0, "parsing goroutines (default: number of CPUs, at most 4)")
 	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxMatches, "most matches listed per report (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed in each text report")
+	wantValues(fl, fmt.Sprintf("want a whole number from 0 to %d (0: as many as CPUs, at most 4)", universe.MaxWorkers), "workers")
+	wantValues(fl, "want a whole number, at least 1", "max-matches")
+	wantValues(fl, "want a whole number, at least 0", "show")
 	exampleValue(fl, "workers", "2")
 }
 
@@ -150,11 +153,11 @@ func runAnalyze(a *app, f *analyzeFlags) error {
 	}
 	switch {
 	case f.workers < 0 || f.workers > universe.MaxWorkers:
-		return badRange("--workers", f.workers, fmt.Sprintf("a whole number from 0 to %d (0: as many as CPUs, at most 4)", universe.MaxWorkers))
+		return badRange("--workers", f.workers, "")
 	case f.maxMatches < 1:
-		return badRange("--max-matches", f.maxMatches, "a whole number, at least 1")
+		return badRange("--max-matches", f.maxMatches, "")
 	case f.show < 0:
-		return badRange("--show", f.show, "a whole number, at least 0")
+		return badRange("--show", f.show, "")
 	case f.capture == "" && f.client != "":
 		return badInput("--client %s needs --capture: it keeps sessions of a capture (--filter filters are one wallet's, always intersected)", f.client)
 	case f.capture == "" && f.link:

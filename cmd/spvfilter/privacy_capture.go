@@ -101,6 +101,7 @@ pipe whose reader has gone) ends the capture with status 1, naming --out.`,
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
 	fl.StringVar(&f.out, "out", "", "capture file, appended to, or a named pipe a reader holds open (- for standard output; --json statistics then go to standard error)")
 	fl.IntVar(&f.maxClients, "max-clients", capture.DefaultMaxClients, "clients served at once (0: the default)")
+	wantValues(fl, fmt.Sprintf("want a whole number, at least 0 (0 for the default %d)", capture.DefaultMaxClients), "max-clients")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long, such as 30m (default: 0, which runs until interrupted with Ctrl-C)")
 	fl.DurationVar(&f.handshake, "handshake-timeout", capture.DefaultHandshakeTimeout, "drop a client that has not sent its version message this long after connecting")
 	fl.DurationVar(&f.idle, "idle-timeout", capture.DefaultIdleTimeout, "drop a connection with no message in either direction for this long")
@@ -186,7 +187,7 @@ func captureWarnings(st capture.RelayStats, listen, network string, ran time.Dur
 func (f *captureFlags) check() error {
 	switch {
 	case f.maxClients < 0:
-		return badRange("--max-clients", f.maxClients, fmt.Sprintf("a whole number, at least 0 (0 for the default %d)", capture.DefaultMaxClients))
+		return badRange("--max-clients", f.maxClients, "")
 	case f.duration < 0:
 		return badRange("--duration", f.duration, "a duration, at least 0 (0 runs until interrupted with Ctrl-C)")
 	case f.handshake <= 0:

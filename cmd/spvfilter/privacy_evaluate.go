@@ -105,6 +105,7 @@ n/a. With --require-targets the exit status is 1 when a target is not met
 	fl.StringVar(&f.report, "report", "", "JSON of \"privacy analyze --capture\" or \"privacy fetches\" (- for standard input) (required)")
 	fl.Float64Var(&f.threshold, "threshold", simulate.ConfidentP, "probability from which a candidate is attributed to its session, in (0, 1]")
 	fl.IntVar(&f.show, "show", 10, "mistakes printed of each kind in the text report")
+	wantValues(fl, "want a whole number, at least 0", "show")
 	fl.BoolVar(&f.requireTargets, "require-targets", false, "exit with status 1 when a target is not met")
 	_ = c.MarkFlagRequired("labels")
 	_ = c.MarkFlagRequired("report")
@@ -116,7 +117,7 @@ func runEvaluate(a *app, f *evaluateFlags) error {
 	case !(f.threshold > 0 && f.threshold <= 1):
 		return badRange("--threshold", f.threshold, "a probability in (0, 1]")
 	case f.show < 0:
-		return badRange("--show", f.show, "a whole number, at least 0")
+		return badRange("--show", f.show, "")
 	}
 	lf, err := openInputFile("--labels", f.labels)
 	if err != nil {
@@ -248,6 +249,9 @@ func badJSONFile(what string, b []byte, err error) error {
 		return usageError{&restated{what + ": the labels of privacy simulate, not a report: give it to --labels, and the JSON of privacy analyze --capture or privacy fetches to --report", err}}
 	case kind == kindCapture || kind == kindIndex || kind == kindUniverse || kind == kindBlocks:
 		return otherKind(flag, path, kind, err)
+	case !json.Valid(b) && binaryHead(b[:min(len(b), 4096)]):
+		// Not JSON cut or damaged further on: no text at all.
+		return usageError{&restated{what + ": binary data, not JSON; " + want, err}}
 	case !json.Valid(b):
 		var v any
 		return usageError{&restated{what + ": " + words(json.Unmarshal(b, &v)) + "; " + want, err}}

@@ -138,6 +138,8 @@ func (f *fetchesFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.client, "client", "", "only the sessions of this client HOST, HOST:PORT or SESSION id (default: every session)")
 	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxFetchMatches, "most matches listed per session, least explained by chance first (counts cover all)")
 	fl.IntVar(&f.show, "show", 20, "matches printed per session in the text report")
+	wantValues(fl, "want a whole number, at least 1", "max-matches")
+	wantValues(fl, "want a whole number, at least 0", "show")
 	fl.BoolVar(&f.intersect, "intersect", false, "also join the kept sessions as one client's (the intersection of their downloads)")
 	fl.BoolVar(&f.collude, "collude", false, "also join the kept sessions as colluding nodes see one client (the union of their downloads)")
 	fl.Float64Var(&f.coverTarget, "cover-target", 0, "cap every probability at P (0, the default, for none; else in (0, 1)): the attack on a client that fetches covers to keep each script at most P (spvfilter --privacy-target P); it under-claims on a client without covers")
@@ -289,9 +291,9 @@ func indexOfOtherBlocks(f *fetchesFlags, hd *universe.IndexHeader, reps []*attac
 func checkFetchesFlags(f *fetchesFlags) error {
 	switch {
 	case f.maxMatches < 1:
-		return badRange("--max-matches", f.maxMatches, "a whole number, at least 1")
+		return badRange("--max-matches", f.maxMatches, "")
 	case f.show < 0:
-		return badRange("--show", f.show, "a whole number, at least 0")
+		return badRange("--show", f.show, "")
 	}
 	if f.coverTarget != 0 && !(f.coverTarget > 0 && f.coverTarget < 1) {
 		return badRange("--cover-target", f.coverTarget, "0 (the default) for none, or a probability in (0, 1), the target the client covers to")

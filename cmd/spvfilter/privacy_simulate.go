@@ -186,7 +186,33 @@ func newPrivacySimulateCommand(a *app) *cobra.Command {
 	}
 	addSimulateFlags(c.Flags(), &f)
 	_ = c.MarkFlagRequired("out")
+	wantSimulateRanges(c.Flags())
+	wantValues(c.Flags(), "want a whole number, fewer than half the --blocks", "decoys")
 	return c
+}
+
+// wantSimulateRanges gives each whole-number flag of fl the range that
+// simulate's own check of its option states, for the error of a value
+// too large for the flag's type: the check is asked, with the flag set
+// to -1 over the defaults.
+func wantSimulateRanges(fl *pflag.FlagSet) {
+	fl.VisitAll(func(flag *pflag.Flag) {
+		if !isWholeType(flag.Value.Type()) {
+			return
+		}
+		g := simulateFlags{o: simulate.DefaultOptions()}
+		probe := pflag.NewFlagSet("probe", pflag.ContinueOnError)
+		addSimulateFlags(probe, &g)
+		if probe.Set(flag.Name, "-1") != nil {
+			return
+		}
+		var fe *model.FieldError
+		if err := g.o.Validate(); errors.As(err, &fe) && simulateFields[fe.Field] == flag.Name {
+			if want := fieldRange(fe, flag); want != "" {
+				wantValues(fl, "want "+want, flag.Name)
+			}
+		}
+	})
 }
 
 // regimeHelp describes every regime for simulate's help.
@@ -321,6 +347,21 @@ func (f *simulateFlags) checkSessions() error {
 	return nil
 }
 
+// checkPayments refuses one wallet with payments between wallets when
+// --pay-fraction was not given: its default needs two wallets, and the
+// flag the user gave, --wallets, is the one named (simulate.Generate
+// refuses it too, naming --pay-fraction as if it had been given).
+func (f *simulateFlags) checkPayments(fl *pflag.FlagSet) error {
+	if f.o.Wallets != 1 || f.o.PayFraction == 0 || fl.Changed("pay-fraction") {
+		return nil
+	}
+	whose := "the default"
+	if fl.Changed("regime") {
+		whose = fmt.Sprintf("the --regime %s default", f.o.Regime)
+	}
+	return badInput("--wallets 1: %s --pay-fraction %v needs two wallets or more: give --wallets 2 or more, or --pay-fraction 0", whose, f.o.PayFraction)
+}
+
 // simulationFiles are the files a simulation writes.
 var simulationFiles = simulate.OutputFiles()
 
@@ -404,6 +445,9 @@ func runSimulate(a *app, f *simulateFlags, fl *pflag.FlagSet) error {
 	}
 	f.o = o
 	if err := f.checkSessions(); err != nil {
+		return err
+	}
+	if err := f.checkPayments(fl); err != nil {
 		return err
 	}
 	// The options first: --force is no answer to a wrong --payers.

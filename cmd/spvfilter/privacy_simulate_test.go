@@ -397,6 +397,12 @@ func TestSimulateJointLimitsNameTheirFlags(t *testing.T) {
 			stderr: []string{"spvfilter: --decoys 1500: want a whole number from 0 to 1000, such as --decoys 3\n"}, notInErr: append(old, "--blocks")},
 		{name: "blocks of the default transactions", args: sim("--blocks", "200000"), status: exitBadInput,
 			stderr: []string{"spvfilter: --blocks 200000: with --txs-per-block 50, more than the 2000000 transactions a simulated chain holds: give at most 40000 blocks"}, notInErr: old},
+		{name: "one wallet with the default pay fraction", args: sim("--wallets", "1"), status: exitBadInput,
+			stderr: []string{"spvfilter: --wallets 1: the default --pay-fraction 0.2 needs two wallets or more: give --wallets 2 or more, or --pay-fraction 0\n"}},
+		{name: "one wallet with a regime's pay fraction", args: sim("--wallets", "1", "--regime", "payments"), status: exitBadInput,
+			stderr: []string{"spvfilter: --wallets 1: the --regime payments default --pay-fraction"}, notInErr: []string{"spvfilter: --pay-fraction"}},
+		{name: "one wallet with a pay fraction given", args: sim("--wallets", "1", "--pay-fraction", "0.5"), status: exitBadInput,
+			stderr: []string{"spvfilter: --pay-fraction 0.5: a wallet can only pay another: it needs two wallets"}},
 		{name: "blocks of the transactions given", args: sim("--blocks", "5000", "--txs-per-block", "1000"), status: exitBadInput,
 			stderr: []string{"spvfilter: --blocks 5000: with --txs-per-block 1000, more than the 2000000 transactions a simulated chain holds: give at most 2000 blocks"}, notInErr: old},
 	})

@@ -21,16 +21,10 @@ type rangeRow struct {
 	want  string   // the range stated, after "want "
 }
 
-// TestNumberFlagRanges: a number flag of any command (found by walking
-// the command tree: a new one has no row and fails) given a value
-// outside its range is bad input that names the flag, the value given,
-// the range it takes and an example of the flag with a value it takes
-// ("--wallets -1: want a whole number from 0 to 10000, such as --wallets
-// 50"). Before, the range was said in a library's words or not at all
-// ("--wallets -1: not in 0..10000", "--show -1: must be at least 0",
-// "--timeout 0s: must be positive"), and no error gave an example.
-func TestNumberFlagRanges(t *testing.T) {
-	dir := t.TempDir()
+// numberFlagRows are the rows of TestNumberFlagRanges, by the command
+// and flag ("privacy simulate --wallets"), with dir a directory of the
+// test's to name files in.
+func numberFlagRows(dir string) map[string]rangeRow {
 	missing := filepath.Join(dir, "missing")
 	node := []string{"--network", "regtest", "--connect", "127.0.0.1:1"}
 	scan := append([]string{"scan", "--watch", "51", "--datadir", dir}, node...)
@@ -46,7 +40,7 @@ func TestNumberFlagRanges(t *testing.T) {
 	trials := []string{"privacy", "model", "--monte-carlo", "2"}
 	compare := []string{"privacy", "compare"}
 	lab := append([]string{"lab"}, node...)
-	rows := map[string]rangeRow{
+	return map[string]rangeRow{
 		"bloom new --elements":                    {[]string{"bloom", "new", "--fprate", "0.01"}, "0", "a whole number from 1 to 4294967295"},
 		"bloom new --fprate":                      {[]string{"bloom", "new", "--elements", "3"}, "1", "a rate in (0, 1)"},
 		"bloom new --tweak":                       {[]string{"bloom", "new", "--elements", "3", "--fprate", "0.01"}, "-1", "a whole number from 0 to 4294967295"},
@@ -65,6 +59,8 @@ func TestNumberFlagRanges(t *testing.T) {
 		"lab --timeout":                           {lab, "0s", "a duration above 0"},
 		"lab --timing":                            {lab, "-1s", "a duration, at least 0"},
 		"lab --to":                                {lab, "-1", "a height, a whole number from 0 to 2147483647"},
+		"lab --wallets":                           {lab, "-1", "whole numbers from 1 to 10000000, separated by commas"},
+		"lab --watched":                           {lab, "0", "whole numbers from 1 to 10000000, separated by commas"},
 		"peers --timeout":                         {append([]string{"peers"}, node...), "0s", "a duration above 0"},
 		"privacy analyze --link-threshold":        {[]string{"privacy", "analyze", "--capture", missing, "--universe", missing, "--link"}, "0.2", "a probability in [0.5, 1)"},
 		"privacy analyze --max-matches":           {analyze, "0", "a whole number, at least 1"},
@@ -84,7 +80,7 @@ func TestNumberFlagRanges(t *testing.T) {
 		"privacy compare --filters":               {compare, "0", "a whole number from 1 to 1000"},
 		"privacy compare --fprate":                {compare, "0", "a rate in (0, 1)"},
 		"privacy compare --peers":                 {compare, "0", "a whole number from 1 to 4294967295"},
-		"privacy compare --universe-size":         {compare, "-1", "a whole number, at least 0"},
+		"privacy compare --universe-size":         {compare, "-1", "a whole number, at least the --addresses"},
 		"privacy compare --wallet-blocks":         {compare, "-1", "a whole number, at least 0"},
 		"privacy compare --watch-per-address":     {compare, "0", "a whole number from 1 to 4294967295"},
 		"privacy evaluate --show":                 {evaluate, "-1", "a whole number, at least 0"},
@@ -104,7 +100,7 @@ func TestNumberFlagRanges(t *testing.T) {
 		"privacy model --target-p-h-1":            {model, "1", "a probability in (0, 1)"},
 		"privacy model --target-p-h-all":          {model, "1", "a probability in (0, 1)"},
 		"privacy model --tx-elements":             {target, "0", "a whole number from 1 to 4294967295"},
-		"privacy model --universe-size":           {model, "-1", "a whole number, at least 0"},
+		"privacy model --universe-size":           {model, "-1", "a whole number, at least the --addresses"},
 		"privacy simulate --addresses":            {simulate, "0", "N or MIN..MAX, whole numbers from 1 to 100000"},
 		"privacy simulate --blocks":               {simulate, "5", "a whole number from 10 to 1000000"},
 		"privacy simulate --cover-target":         {append(simulate, "--regime", "covered"), "1", "a probability in (0, 1)"},
@@ -141,6 +137,20 @@ func TestNumberFlagRanges(t *testing.T) {
 		"scan --universe-size":                    {bip37, "-1", "a whole number of scripts"},
 		"send --timeout":                          {append([]string{"send"}, append(node, "00")...), "0s", "a duration above 0"},
 	}
+}
+
+// TestNumberFlagRanges: a number flag of any command (found by walking
+// the command tree: a new one has no row and fails) given a value
+// outside its range is bad input that names the flag, the value given,
+// the range it takes and an example of the flag with a value it takes
+// ("--wallets -1: want a whole number from 0 to 10000, such as --wallets
+// 50"). Before, the range was said in a library's words or not at all
+// ("--wallets -1: not in 0..10000", "--show -1: must be at least 0",
+// "--timeout 0s: must be positive"), and no error gave an example.
+func TestNumberFlagRanges(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
+	rows := numberFlagRows(dir)
 	// A value above the range, and a range another flag bounds, whose
 	// example must lie in it (not the flag's default).
 	above := []struct {
@@ -149,6 +159,7 @@ func TestNumberFlagRanges(t *testing.T) {
 	}{
 		{[]string{"privacy", "model", "--filters", "5000"}, "--filters 5000: want a whole number from 1 to 1000, such as --filters 1"},
 		{[]string{"privacy", "compare", "--filters", "5000"}, "--filters 5000: want a whole number from 1 to 1000, such as --filters 1"},
+		{[]string{"lab", "--network", "regtest", "--connect", "127.0.0.1:1", "--wallets", "100,1e3"}, `--wallets "100,1e3": want whole numbers from 1 to 10000000, separated by commas (1e3 is 1000: write it in digits), such as --wallets 100,1000`},
 		{[]string{"demo", "--keys", "10", "--used", "11"}, "--used 11: want a whole number from 0 to 10, the --keys (the used addresses are some of the wallet's keys), such as --used 10"},
 		{[]string{"privacy", "simulate", "--out", missing, "--blocks", "20", "--decoys", "15"}, "--decoys 15: want a whole number from 0 to 9 (a session's decoys are fewer than half the --blocks 20), such as --decoys 3"},
 	}
@@ -208,5 +219,45 @@ func TestRangeErrorKeepsItsCause(t *testing.T) {
 	}
 	if !errors.Is(err, model.ErrBadParams) || !isUsageError(err) {
 		t.Errorf("%v: the cause model.ErrBadParams lost, or not bad input", err)
+	}
+}
+
+// TestUnparsedNumberKeepsRange: a whole-number flag given a number too
+// large for its type (or a negative one, to an unsigned flag) states the
+// range its check states for a value out of it, as TestNumberFlagRanges
+// has it, not its type's ("--wallets 99999999999999999999: want a whole
+// number, such as --wallets 50" before). A range that another flag bounds
+// is stated by that flag's name.
+func TestUnparsedNumberKeepsRange(t *testing.T) {
+	bounded := map[string]string{
+		"demo --used":               "a whole number from 0 to the --keys",
+		"demo --universe-size":      "a whole number from the --used to 100000000",
+		"privacy simulate --decoys": "a whole number, fewer than half the --blocks",
+	}
+	rows := numberFlagRows(t.TempDir())
+	for key, f := range wholeFlags(newRootCommand(&app{})) {
+		r, ok := rows[key]
+		if !ok {
+			continue // TestNumberFlagRanges fails on it
+		}
+		want := r.want
+		if w, ok := bounded[key]; ok {
+			want = w
+		}
+		flag := key[strings.LastIndex(key, " --")+1:]
+		values := []string{"99999999999999999999"}
+		if strings.HasPrefix(f.Value.Type(), "uint") {
+			values = append(values, "-1")
+		}
+		for _, v := range values {
+			t.Run(key+" "+v, func(t *testing.T) {
+				_, stderr, status := runCLI(t, "", append(append([]string{}, r.args...), flag, v)...)
+				quoted := flag + ` "` + v + `": want ` + want
+				example := ", such as " + flag + " "
+				if status != exitBadInput || !strings.Contains(stderr, quoted) || !strings.Contains(stderr, example) {
+					t.Errorf("status %d, stderr %q: want status %d, %q and %q", status, stderr, exitBadInput, quoted, example)
+				}
+			})
+		}
 	}
 }

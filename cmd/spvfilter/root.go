@@ -348,6 +348,7 @@ func applyFlagRules(root *cobra.Command) {
 		c.Flags().VisitAll(func(f *pflag.Flag) {
 			markRequired(f)
 			checkSharedFlag(f)
+			decimalOnly(f)
 			refuseRepeats(c, f)
 			completeValues(c, f)
 		})

@@ -191,14 +191,24 @@ const scanExample = `  spvfilter scan --connect 127.0.0.1:18444 --connect 127.0.
   spvfilter scan --connect 127.0.0.1:18444 --network regtest --mode bip157 --from 3000 \
       --watch 1f7f...e3:0:bcrt1p...   # the spend of an output funded before --from`
 
+// scanArgs refuses arguments, as noArgs does; one given beside --watch
+// is most likely a second item after the first's --watch ("--watch 51
+// 52"), and each item takes its own.
+func scanArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 && cmd.Flags().Changed("watch") {
+		return badInput("unexpected argument %q: each item to watch takes its own --watch: give --watch %s", args[0], args[0])
+	}
+	return noArgs(cmd, args)
+}
+
 func newScanCommand(a *app) *cobra.Command {
 	var fl scanFlags
 	cmd := &cobra.Command{
-		Use:     "scan --watch ITEM... [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] [--mode bip157|bip37]",
+		Use:     "scan --watch ITEM [--watch ITEM ...] [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] [--mode bip157|bip37]",
 		Short:   "Find the transactions of a watch list in the nodes' blocks, with BIP 37 or BIP 157",
 		Long:    scanLong,
 		Example: scanExample,
-		Args:    noArgs,
+		Args:    scanArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return a.runScan(cmd, &fl)
 		},
@@ -234,6 +244,8 @@ func (fl *scanFlags) register(f *pflag.FlagSet) {
 	exampleValue(f, "privacy-target", "0.5")
 	exampleValue(f, "to", "100")
 	wantValues(f, "want a whole number of scripts, more than the watch list's", "universe-size")
+	wantValues(f, "want a whole number, at least 0 (0 for none)", "max-reloads")
+	wantValues(f, "want -1 for no bound, 0 (the default) for 4 times the wallet's, or a whole number of blocks", "max-cover-blocks")
 	f.BoolVar(&fl.follow, "follow", false, "after the tip, keep following new blocks (bip157), printing one JSON object per line for every event, until interrupted")
 }
 
@@ -878,7 +890,7 @@ func (fl *scanFlags) checkCovers(flags *pflag.FlagSet) error {
 	case t == 0 && flags.Changed("allow-short-covers"):
 		return badInput("--allow-short-covers is for --privacy-target: without covers, nothing stops a scan short of them")
 	case fl.maxCoverBlock < -1:
-		return badRange("--max-cover-blocks", fl.maxCoverBlock, "-1 for no bound, 0 (the default) for 4 times the wallet's, or a whole number of blocks")
+		return badRange("--max-cover-blocks", fl.maxCoverBlock, "")
 	}
 	return nil
 }
@@ -938,7 +950,7 @@ func (fl *scanFlags) bip37Options(flags *pflag.FlagSet) (client.BIP37Options, er
 		return opt, badRange("--fprate", fl.fpRate, "a rate in (0, 1)")
 	}
 	if fl.maxReloads < 0 {
-		return opt, badRange("--max-reloads", fl.maxReloads, "a whole number, at least 0 (0 for none)")
+		return opt, badRange("--max-reloads", fl.maxReloads, "")
 	}
 	if fl.mode != "bip37" {
 		for _, name := range []string{"tweak", "flags", "fprate", "max-reloads"} {
