@@ -272,7 +272,8 @@ func TestMissingFileFlags(t *testing.T) {
 
 // takesArgs reports whether c, a command of no subcommands, takes
 // positional arguments: whether its arguments are checked by another
-// rule than noArgs (privacy model's modelArgs is noArgs with a hint).
+// rule than noArgs (privacy model's modelArgs and scan's scanArgs are
+// noArgs with a hint).
 func takesArgs(c *cobra.Command) bool {
 	if c.HasSubCommands() || !c.Runnable() {
 		return false
@@ -281,5 +282,5 @@ func takesArgs(c *cobra.Command) bool {
 		return true // cobra takes any argument
 	}
 	p := reflect.ValueOf(c.Args).Pointer()
-	return p != reflect.ValueOf(noArgs).Pointer() && p != reflect.ValueOf(modelArgs).Pointer()
+	return p != reflect.ValueOf(noArgs).Pointer() && p != reflect.ValueOf(modelArgs).Pointer() && p != reflect.ValueOf(scanArgs).Pointer()
 }
