@@ -551,11 +551,10 @@
 // below 0.95 stayed over-confident. So, once every other lowering is
 // done, every match of every session of such a capture not warned of
 // several wallets goes through a monotone map of what was given to what
-// was right (payCalibration, as first fitted: the fractions right of
-// bins of the probability, pooled until they rise, on the 35 warned
-// captures of seeds 101 to 108, 201 to 208, 301 to 308 and 401 to 412,
-// linear between them, never above what was given, kept below 0.3; since
-// fitted again, below), with its
+// was right (payCalibration: the fractions right of bins of the
+// probability, pooled until they rise, on the 35 warned captures of
+// seeds 101 to 108, 201 to 208, 301 to 308 and 401 to 412, linear
+// between them, never above what was given, kept below 0.3), with its
 // interval, and each session lowered is warned of how many. On seeds 501
 // to 516, not looked at before (15 of their 16 captures warned at a
 // share of 15%, not 504's), the bins [0.5, 0.8) and [0.8, 0.95) went from 0.600 said and
@@ -617,37 +616,7 @@
 // package simulate's captures of seeds 9201 to 9204 in every regime, it
 // warns one more, heavy-tail's 9203 (2 of 21, 0.095), whose 11 scripts
 // given 0.95 or more, all right, are given less now and whose [0.5,
-// 0.8) is right 23 of 23 times at 0.653 said. So payCalibration is
-// fitted again, on every match of every session not warned of several
-// wallets of the 131 captures warned at 6.5% among the 144 of seeds 1401
-// to 2216 with each wallet on an address of its own (35,414 matches
-// given 0.3 or more), the same pooled bins, and gives every probability
-// of a pooled bin its fraction right (a step function): a line between
-// the bins' means, as before, spread the rise from 0.69 right on [0.9,
-// 0.95) to 0.98 on [0.95, 1] over the scripts between, and those it gave
-// [0.8, 0.95) were right 0.988 of the time at 0.911 said (n=512). On
-// those captures the warned
-// scripts' [0.5, 0.8) went from 1,853 of 2,554 right at 0.570 said to
-// 1,870 of 2,732 at 0.673 (Wilson interval [0.67, 0.70]) and [0.8, 0.95)
-// from 921 of 935 at 0.933 to 960 of 974 at 0.940 (capWarned gives 0.94
-// to those the map leaves above it). On seeds 2301 to 2316, generated after
-// the fit and never looked at before (13 of their 16 captures warned),
-// they went from 192 of 273 right at 0.569 said ([0.65, 0.75]) to 192
-// of 290 at 0.674 ([0.61, 0.71]) and from 86 of 88 at 0.937 to 89 of 91
-// at 0.940 ([0.92, 0.99]): each within its Wilson interval. Their three
-// unwarned captures (2301, 2302 and 2308) are over-confident, which the
-// map does not reach: [0.5, 0.8) 83 of 188 right at 0.593 said, 30 of 33
-// given 0.95 or more. Pooled with them, the bin [0.5, 0.8) of all 16
-// went from 0.597 right at 0.579 said (n=461), the warned captures'
-// under-confidence hiding the unwarned ones' over-confidence, to 0.575
-// at 0.642 (n=478, [0.53, 0.62]). Heavy-tail's 9203 keeps every claim
-// right: [0.5, 0.8) 23 of 23 at 0.686. Of package simulate's captures
-// of every regime from seeds 9201 to 9204 as TestCalibrationRegimes
-// makes them, the four warned (clustered's and covered's 9202, reuse's
-// 9203, standard's 9204) went from 71 of 86 right at 0.638 said to 82 of
-// 108 at 0.683 in [0.5, 0.8), covered's 9202 alone from 18 of 32 at
-// 0.601 to 18 of 34 at 0.686, the upper end of its Wilson interval. The
-// groups of such a capture were
+// 0.8) is right 23 of 23 times at 0.653 said. The groups of such a capture were
 // right more often than said: on the 28 warned captures of seeds 101 to
 // 108, 201 to 208, 301 to 308 and 401 to 405, those given [0.5, 0.8) 967
 // of 1,078 times at 0.638 said, those given [0.8, 0.95) 565 of 593 at
