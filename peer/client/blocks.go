@@ -120,7 +120,7 @@ func (c *Client) fetchWanted(ctx context.Context, log *scanLog, want []int32, ow
 
 // maxRefusedPlans is the least bound on how often one download plans
 // blocks again after requests were refused or cut off by their
-// connection's end (see refusedPlans).
+// connection's end (see Client.replans).
 const maxRefusedPlans = 4
 
 // replans returns how often a download starting now plans blocks again
