@@ -437,12 +437,12 @@ func suchAs(f *pflag.Flag) string {
 // isNumberFlag reports whether f takes a number: a count, a size, a
 // rate, a duration or a height, or a range or list of them.
 func isNumberFlag(f *pflag.Flag) bool {
-	switch f.Value.Type() {
-	case "int", "int8", "int16", "int32", "int64", "uint", "uint8", "uint16", "uint32", "uint64",
-		"float32", "float64", "duration", "range", "intSlice":
+	switch typ := f.Value.Type(); typ {
+	case "float32", "float64", "duration", "range", "intSlice":
 		return true
+	default:
+		return isWholeType(typ)
 	}
-	return false
 }
 
 // rangeError is a number flag given a value outside its range: it names

@@ -259,13 +259,17 @@ func (c *Client) blame(m *pool.Member, err error) bool {
 		c.logf("%s: %v (dropped by this client, not the peer's doing)", m.Addr(), err)
 		return false
 	}
-	if isLie(err) || errors.Is(err, peer.ErrFlooding) {
+	if earnsBan(err) {
 		c.pool.Ban(m, err)
 		return isLie(err)
 	}
 	c.pool.Drop(m, err)
 	return false
 }
+
+// earnsBan reports whether err, a peer's answer, earns the peer a ban:
+// a proof of a lie (isLie), or a flood (see Client.blame).
+func earnsBan(err error) bool { return isLie(err) || errors.Is(err, peer.ErrFlooding) }
 
 // takeStoreNotes adds what the store repaired or set aside (at open, or
 // since: a filter cache damaged while open) to the warnings of every

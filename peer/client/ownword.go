@@ -141,7 +141,7 @@ func (c *Client) blockProof(ctx context.Context, notes *scanLog, m *pool.Member,
 		return nil
 	}
 	block, err := c.disputedBlock(ctx, notes, off.height)
-	if f := (*pool.Failure)(nil); errors.As(err, &f) && (isLie(f.Err) || errors.Is(f.Err, peer.ErrFlooding)) {
+	if f := (*pool.Failure)(nil); errors.As(err, &f) && earnsBan(f.Err) {
 		c.blame(f.Member, f.Err)
 		if f.Member == m && isLie(f.Err) {
 			// m's own answer ended the download: the proof against it.

@@ -1409,7 +1409,7 @@ func watchBans(err error) bool {
 	if errors.As(err, &fe) {
 		return fe.Served != nil
 	}
-	return isLie(err) || errors.Is(err, peer.ErrFlooding)
+	return earnsBan(err)
 }
 
 // watchConfig is the configuration of a send's announcement
