@@ -33,6 +33,39 @@ func withRoles(e universe.IndexEntry, roles ...universe.Role) universe.IndexEntr
 	return e
 }
 
+// besideEntries are w, in 10 (transaction 1) and 100 (transaction 2) in
+// the roles given, and beside it in 10 c, paid there, and p, paid there
+// and spent in 50.
+func besideEntries(first, second universe.Role) []universe.IndexEntry {
+	return []universe.IndexEntry{
+		withRoles(universe.IndexEntry{Candidate: "w", Heights: []int32{10, 100}, Txs: oneTx(1, 2)}, first, second),
+		withRoles(universe.IndexEntry{Candidate: "c", Heights: []int32{10}, Txs: oneTx(1)}, paid),
+		withRoles(universe.IndexEntry{Candidate: "p", Heights: []int32{10, 50}, Txs: oneTx(1, 3)}, paid, spent),
+	}
+}
+
+// withoutRoles drops the roles of entries, as an index before version 4
+// gives them.
+func withoutRoles(entries []universe.IndexEntry) []universe.IndexEntry {
+	for i := range entries {
+		entries[i].Roles = nil
+	}
+	return entries
+}
+
+// payerEntries are the wallet's w, paid in 10, 30 and 40 and spent in 20,
+// a payer's change c beside it in 40, paid by a transaction spending pin,
+// and z riding beside w and pf, paid in 10, in 20 (as in TestPaidMember).
+func payerEntries(pin universe.IndexEntry) []universe.IndexEntry {
+	return []universe.IndexEntry{
+		withRoles(universe.IndexEntry{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)}, paid, spent, paid, paid),
+		withRoles(universe.IndexEntry{Candidate: "c", Heights: []int32{40}, Txs: oneTx(1)}, paid),
+		withRoles(universe.IndexEntry{Candidate: "z", Heights: []int32{20}, Txs: oneTx(1)}, paid),
+		withRoles(universe.IndexEntry{Candidate: "pf", Heights: []int32{10, 20}, Txs: oneTx(2, 1)}, paid, spent),
+		pin,
+	}
+}
+
 // TestRolesOfAppearances: what a rider beside a match has when the index
 // records whether each appearance pays or spends the script (version 4),
 // as an index made from a block after the wallet's coins were paid
@@ -52,41 +85,29 @@ func TestRolesOfAppearances(t *testing.T) {
 		entries []universe.IndexEntry
 		want    map[string]want
 	}{{
-		// A payer pays the wallet's fresh a in 10 (transaction 1) beside
+		// A payer pays the wallet's fresh w in 10 (transaction 1) beside
 		// its change c and a payee p, spent in 50, which the session
-		// scanned and did not fetch; the wallet spends a in 100. The
+		// scanned and did not fetch; the wallet spends w in 100. The
 		// index made from the genesis block: c is beside a payment, as
 		// without the roles (TestBesidePaymentMember).
-		name: "genesis: beside a payment",
-		entries: []universe.IndexEntry{
-			withRoles(universe.IndexEntry{Candidate: "a", Heights: []int32{10, 100}, Txs: oneTx(1, 2)}, paid, spent),
-			withRoles(universe.IndexEntry{Candidate: "c", Heights: []int32{10}, Txs: oneTx(1)}, paid),
-			withRoles(universe.IndexEntry{Candidate: "p", Heights: []int32{10, 50}, Txs: oneTx(1, 3)}, paid, spent),
-		},
-		want: map[string]want{"c": besideRider},
+		name:    "genesis: beside a payment",
+		entries: besideEntries(paid, spent),
+		want:    map[string]want{"c": besideRider},
 	}, {
 		// The wallet's w, paid before the index's first block, is spent
 		// in 10 with its change c and the payee p (spent in 50), and
 		// paid again in 100. Its first appearance in the index is the
 		// wallet's spend, not a payment: c is the wallet's change,
 		// settled by p.
-		name: "from H: the wallet's spend of a coin paid before",
-		entries: []universe.IndexEntry{
-			withRoles(universe.IndexEntry{Candidate: "w", Heights: []int32{10, 100}, Txs: oneTx(1, 2)}, spent, paid),
-			withRoles(universe.IndexEntry{Candidate: "c", Heights: []int32{10}, Txs: oneTx(1)}, paid),
-			withRoles(universe.IndexEntry{Candidate: "p", Heights: []int32{10, 50}, Txs: oneTx(1, 3)}, paid, spent),
-		},
-		want: map[string]want{"c": settledRider},
+		name:    "from H: the wallet's spend of a coin paid before",
+		entries: besideEntries(spent, paid),
+		want:    map[string]want{"c": settledRider},
 	}, {
 		// The same in an index of version 3, which cannot tell the spend
 		// from a payment: c is beside a payment, as it always was.
-		name: "from H, version 3: cannot tell",
-		entries: []universe.IndexEntry{
-			{Candidate: "w", Heights: []int32{10, 100}, Txs: oneTx(1, 2)},
-			{Candidate: "c", Heights: []int32{10}, Txs: oneTx(1)},
-			{Candidate: "p", Heights: []int32{10, 50}, Txs: oneTx(1, 3)},
-		},
-		want: map[string]want{"c": besideRider},
+		name:    "from H, version 3: cannot tell",
+		entries: withoutRoles(besideEntries(spent, paid)),
+		want:    map[string]want{"c": besideRider},
 	}, {
 		// a is paid in 10's transaction 1 and spent in its transaction
 		// 4, beside c2 and p2 (spent in 60), and paid again in 100: a
@@ -105,29 +126,16 @@ func TestRolesOfAppearances(t *testing.T) {
 		// block and paid again in 45 (scanned, not fetched), to pay the
 		// wallet's w in 40 with its change c: the transaction spends a
 		// coin no match holds, so c is paid. Read as pin's creation, the
-		// spend left c settled by pin's appearance in 45. (z rides beside
-		// w and pf, paid in 10, in 20, as in TestPaidMember.)
-		name: "from H: a payer's coin paid before",
-		entries: []universe.IndexEntry{
-			withRoles(universe.IndexEntry{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)}, paid, spent, paid, paid),
-			withRoles(universe.IndexEntry{Candidate: "c", Heights: []int32{40}, Txs: oneTx(1)}, paid),
-			withRoles(universe.IndexEntry{Candidate: "z", Heights: []int32{20}, Txs: oneTx(1)}, paid),
-			withRoles(universe.IndexEntry{Candidate: "pf", Heights: []int32{10, 20}, Txs: oneTx(2, 1)}, paid, spent),
-			withRoles(universe.IndexEntry{Candidate: "pin", Heights: []int32{40, 45}, Txs: oneTx(1, 3)}, spent, paid),
-		},
-		want: map[string]want{"c": paidRider},
+		// spend left c settled by pin's appearance in 45.
+		name:    "from H: a payer's coin paid before",
+		entries: payerEntries(withRoles(universe.IndexEntry{Candidate: "pin", Heights: []int32{40, 45}, Txs: oneTx(1, 3)}, spent, paid)),
+		want:    map[string]want{"c": paidRider},
 	}, {
 		// The same from the genesis block: pin paid in 5, which the
 		// session did not fetch, and spent in 40 (TestPaidMember).
-		name: "genesis: a payer's coin",
-		entries: []universe.IndexEntry{
-			withRoles(universe.IndexEntry{Candidate: "w", Heights: []int32{10, 20, 30, 40}, Txs: oneTx(1, 1, 1, 1)}, paid, spent, paid, paid),
-			withRoles(universe.IndexEntry{Candidate: "c", Heights: []int32{40}, Txs: oneTx(1)}, paid),
-			withRoles(universe.IndexEntry{Candidate: "z", Heights: []int32{20}, Txs: oneTx(1)}, paid),
-			withRoles(universe.IndexEntry{Candidate: "pf", Heights: []int32{10, 20}, Txs: oneTx(2, 1)}, paid, spent),
-			withRoles(universe.IndexEntry{Candidate: "pin", Heights: []int32{5, 40}, Txs: oneTx(3, 1)}, paid, spent),
-		},
-		want: map[string]want{"c": paidRider},
+		name:    "genesis: a payer's coin",
+		entries: payerEntries(withRoles(universe.IndexEntry{Candidate: "pin", Heights: []int32{5, 40}, Txs: oneTx(3, 1)}, paid, spent)),
+		want:    map[string]want{"c": paidRider},
 	}} {
 		t.Run(c.name, func(t *testing.T) {
 			r := evidenceReport(c.entries)
@@ -257,21 +265,15 @@ func indexEntries(t *testing.T, blocks []*wire.MsgBlock, from int32) []universe.
 func TestRolesFromHeight(t *testing.T) {
 	blocks, c := rolesChain(t)
 	fetched := []int{5, 10, 20, 30, 40, 100, 120}
-	noRoles := func(entries []universe.IndexEntry) []universe.IndexEntry {
-		for i := range entries {
-			entries[i].Roles = nil
-		}
-		return entries
-	}
 	for _, tc := range []struct {
 		name            string
 		entries         []universe.IndexEntry
 		settled, beside bool
 	}{
 		{"from the genesis block", indexEntries(t, blocks, 0), true, false},
-		{"from the genesis block, no roles", noRoles(indexEntries(t, blocks, 0)), true, false},
+		{"from the genesis block, no roles", withoutRoles(indexEntries(t, blocks, 0)), true, false},
 		{"from block 8", indexEntries(t, blocks, 8), true, false},
-		{"from block 8, no roles", noRoles(indexEntries(t, blocks, 8)), false, true},
+		{"from block 8, no roles", withoutRoles(indexEntries(t, blocks, 8)), false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := scanReport("", fetched, tc.entries)

@@ -289,18 +289,7 @@ func TestIndexVersion1(t *testing.T) {
 // TestIndexRejectsTransactions: transaction lists out of order, too long
 // or cut short are ErrBadIndex.
 func TestIndexRejectsTransactions(t *testing.T) {
-	head := func() *bytes.Buffer {
-		var b bytes.Buffer
-		b.WriteString("SPVFIDX\x02")
-		b.Write([]byte{7})
-		b.WriteString("regtest")
-		b.Write([]byte{0, 2})
-		for h := int32(0); h < 2; h++ {
-			hash := blockHash(h)
-			b.Write(hash[:])
-		}
-		return &b
-	}
+	head := func() *bytes.Buffer { return indexHead(2) }
 	for name, entry := range map[string][]byte{
 		"not increasing": {1, 'a', 1, 0, 2, 3, 0},
 		"too many":       {1, 'a', 1, 0, 0xff, 0xff, 0x7f},
@@ -328,9 +317,9 @@ func TestIndexRejectsTransactions(t *testing.T) {
 	}
 }
 
-// oldIndex is an index of version 3 (with the checksum) or 4 of two
-// blocks, 0 and 1, holding one entry, "a", of the bytes given.
-func oldIndex(version byte, entry []byte) []byte {
+// indexHead is the header of an index of the version given, of two
+// blocks, 0 and 1.
+func indexHead(version byte) *bytes.Buffer {
 	var b bytes.Buffer
 	b.WriteString("SPVFIDX")
 	b.WriteByte(version)
@@ -341,6 +330,13 @@ func oldIndex(version byte, entry []byte) []byte {
 		hash := blockHash(h)
 		b.Write(hash[:])
 	}
+	return &b
+}
+
+// oldIndex is an index of version 3 (with the checksum) or 4 of two
+// blocks, 0 and 1, holding one entry, "a", of the bytes given.
+func oldIndex(version byte, entry []byte) []byte {
+	b := indexHead(version)
 	b.Write(entry)
 	b.Write([]byte{0, 1})
 	return binary.LittleEndian.AppendUint32(b.Bytes(), crc32.Checksum(b.Bytes(), indexChecksum))
