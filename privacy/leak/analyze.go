@@ -86,7 +86,8 @@ type Match struct {
 	Paid bool `json:"paid,omitempty"`
 	// BesidePayment is true when it would be settled but the other match
 	// of each of its transactions was created there (its first
-	// appearance in the index): the transaction pays that script, so it
+	// appearance in the index, and in an index recording the roles, a
+	// transaction paying it there): the transaction pays that script, so it
 	// is no spend of the wallet's with its change but a payment to the
 	// wallet, and what rides beside the payment is its payer's change or
 	// another payee. It has a tenth of its group's probability, as a paid
@@ -104,7 +105,8 @@ type Match struct {
 	// each) is the wallet's with the group's probability.
 	AmbiguousWith []string `json:"ambiguous_with,omitempty"`
 	// created is true when its first block in Heights is its first
-	// appearance in the index: the block whose transaction created it.
+	// appearance in the index and its creation (creation): the block
+	// whose transaction created it.
 	created bool
 }
 
@@ -736,14 +738,19 @@ func (r *Report) markLeft(e *universe.IndexEntry) {
 }
 
 // markPaid records the transactions of fetched blocks in which the
-// entry, a script not matched, appears after its first appearance in the
-// index: a coin received in another block, of which the session did not
-// fetch every one, and spent there (or an address paid again). A
-// transaction spending another's coin is a payment to the wallet or
-// another's transaction, whose matches beside the wallet's are its
-// payer's change and other payees (Match.Paid).
+// entry, a script not matched, appears but for its creation (its first
+// appearance in the index, when that is its creation: creation):
+// a coin received in another block, of which the session did not fetch
+// every one, and spent there (or an address paid again). A transaction
+// spending another's coin is a payment to the wallet or another's
+// transaction, whose matches beside the wallet's are its payer's change
+// and other payees (Match.Paid).
 func (r *Report) markPaid(e *universe.IndexEntry) {
-	for i := 1; i < len(e.Heights) && i < len(e.Txs); i++ {
+	i := 1
+	if !creation(e) {
+		i = 0
+	}
+	for ; i < len(e.Heights) && i < len(e.Txs); i++ {
 		if h := e.Heights[i]; bitGet(r.fetched, int(h-r.first)) {
 			if r.paid == nil {
 				r.paid = map[uint64]bool{}
@@ -755,13 +762,32 @@ func (r *Report) markPaid(e *universe.IndexEntry) {
 	}
 }
 
+// creation reports whether the entry's first appearance in the index is
+// its creation, every transaction of it there (a coin spent in the block
+// that paid it, mostly a payer's change chained into its next payment,
+// counts with it, as it always has). An index that records the roles
+// (version 4) tells: it is when the first of those transactions pays the
+// script and does not spend it; a script first seen spent was paid
+// before the index's first block, in an index made from a later block.
+// An index before version 4, or one whose first appearance has a role
+// not recorded, cannot tell: the first appearance is taken for the
+// creation, as in an index made from the genesis block. Either way a
+// script paid before the index's first block and paid again in it, not
+// spent in between, reads as created there.
+func creation(e *universe.IndexEntry) bool {
+	if len(e.Roles) == 0 || len(e.Txs) == 0 || len(e.Roles[0]) == 0 || len(e.Roles[0]) != len(e.Txs[0]) || e.Roles[0][0] == 0 {
+		return true
+	}
+	return e.Roles[0][0] == universe.RolePaid
+}
+
 // matchOf is the entry's appearances in the scanned range, as a match of
 // k appearances.
 func (r *Report) matchOf(e *universe.IndexEntry, k uint64) Match {
 	m := Match{Candidate: e.Candidate, Appearances: k}
 	for i, h := range e.Heights {
 		if i == 0 {
-			m.created = bitGet(r.scanned, int(h-r.first))
+			m.created = bitGet(r.scanned, int(h-r.first)) && creation(e)
 		}
 		if bitGet(r.scanned, int(h-r.first)) {
 			m.Heights = append(m.Heights, h)

@@ -314,9 +314,12 @@ func (g *matchGroups) settled(left map[uint64]bool, m *Match) bool {
 }
 
 // besidePayment reports whether, in every transaction of match i, another
-// match appears for the first time in the index (Match.created): the
-// transaction pays that script, and what rides beside it is the payer's
-// change or another payee, not the change of a spend of the wallet's.
+// match appears for the first time in the index and is created there
+// (Match.created: with an index recording the roles, version 4, its
+// first transaction there pays it, not spends a coin of it paid before
+// the index's first block). The transaction pays that script, and what
+// rides beside it is the payer's change or another payee, not the change
+// of a spend of the wallet's.
 func (g *matchGroups) besidePayment(matched []Match, i int) bool {
 	keys := txKeys(&matched[i])
 	for _, k := range keys {

@@ -86,6 +86,7 @@ func TestAppearancesAsWriter(t *testing.T) {
 	type place struct {
 		height int32
 		tx     uint32
+		role   universe.Role
 	}
 	want := map[string][]place{}
 	unattributed := 0
@@ -102,9 +103,15 @@ func TestAppearancesAsWriter(t *testing.T) {
 			if s, ok := spent[a.Candidate]; a.Spent && (!ok || !bytes.Equal(s, a.Script)) {
 				t.Errorf("spend of %q: script %x, the output spent has %x", a.Candidate, a.Script, s)
 			}
-			p := place{h, uint32(a.Tx)}
-			if !slices.Contains(want[a.Candidate], p) {
-				want[a.Candidate] = append(want[a.Candidate], p)
+			role := universe.RolePaid
+			if a.Spent {
+				role = universe.RoleSpent
+			}
+			ps := want[a.Candidate]
+			if i := slices.IndexFunc(ps, func(p place) bool { return p.height == h && p.tx == uint32(a.Tx) }); i >= 0 {
+				ps[i].role |= role
+			} else {
+				want[a.Candidate] = append(ps, place{h, uint32(a.Tx), role})
 			}
 		})
 	}
@@ -129,8 +136,11 @@ func TestAppearancesAsWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, h := range e.Heights {
-			for _, tx := range e.Txs[i] {
-				got[e.Candidate] = append(got[e.Candidate], place{h, tx})
+			if len(e.Roles) != len(e.Txs) || len(e.Roles[i]) != len(e.Txs[i]) {
+				t.Fatalf("%s: roles %v of transactions %v", e.Candidate, e.Roles, e.Txs)
+			}
+			for j, tx := range e.Txs[i] {
+				got[e.Candidate] = append(got[e.Candidate], place{h, tx, e.Roles[i][j]})
 			}
 		}
 	}

@@ -25,9 +25,13 @@
 // non-standard scripts. With an IndexWriter it also records the blocks
 // every output script appears in, as an output and as the script an input
 // spends (what a block's BIP 158 basic filter holds), and the
-// transactions it appears in there: the appearance index, sorted in
-// bounded memory by spilling runs to disk and merging them, whose format
-// IndexWriter.WriteTo gives and IndexReader reads (version 3, which a
-// checksum closes; version 2, without it, and version 1, also without the
-// transactions, are still read).
+// transactions it appears in there, with its role in each (paid or
+// spent): the appearance index, sorted in bounded memory by spilling runs
+// to disk and merging them, whose format IndexWriter.WriteTo gives and
+// IndexReader reads (version 4, which a checksum closes; version 3,
+// without the roles, version 2, also without the checksum, and version 1,
+// also without the transactions, are still read). An index made from a
+// block after the genesis block holds spends of coins paid before it: only
+// from version 4 on can its reader tell a script's creation (a
+// transaction paying it) from such a spend.
 package universe

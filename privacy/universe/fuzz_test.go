@@ -3,6 +3,7 @@ package universe
 import (
 	"bytes"
 	"io"
+	"slices"
 	"testing"
 
 	"github.com/btcsuite/btcd/btcutil/base58"
@@ -80,6 +81,10 @@ func FuzzIndexReader(f *testing.F) {
 	ix.AddTx("0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798", 4, 0)
 	ix.AddTx("0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798", 4, 7)
 	ix.AddTx("mzBc4XEFSdzCDcTxAgf6EZXgsZWpztRhef", 8, 1)
+	ix.AddRole("mzBc4XEFSdzCDcTxAgf6EZXgsZWpztRhef", 6, 2, RolePaid)
+	ix.AddRole("mzBc4XEFSdzCDcTxAgf6EZXgsZWpztRhef", 7, 0, RoleSpent)
+	ix.AddRole("mzBc4XEFSdzCDcTxAgf6EZXgsZWpztRhef", 7, 0, RolePaid)
+	ix.AddRole("mzBc4XEFSdzCDcTxAgf6EZXgsZWpztRhef", 7, 9, RoleSpent)
 	hd := &IndexHeader{Network: "regtest", First: 3}
 	for h := int32(3); h < 9; h++ {
 		hd.Hashes = append(hd.Hashes, blockHash(h))
@@ -94,6 +99,11 @@ func FuzzIndexReader(f *testing.F) {
 	f.Add([]byte("SPVFIDX\x01\x07regtest\x00\xff\xff\xff\xff\x0f"))
 	f.Add([]byte("SPVFIDX\x02\x07regtest\x00\x01" + string(make([]byte, 32)) + "\x01a\x01\x00\x02\x00\x00\x00\x01"))
 	f.Add([]byte("SPVFIDX\x01"))
+	// Versions 3 and 4 of one entry, the roles' bits read as positions
+	// in 3 and the other way about.
+	f.Add(oldIndex(3, []byte{1, 'a', 2, 0, 2, 2, 3, 1, 1, 0}))
+	f.Add(oldIndex(4, []byte{1, 'a', 2, 0, 2, 2<<2 | 1, 3<<2 | 3, 1, 1, 0}))
+	f.Add(oldIndex(4, []byte{1, 'a', 2, 0, 2, 2, 3, 1, 1, 0}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		ir, err := NewIndexReader(bytes.NewReader(data))
 		if err != nil {
@@ -125,6 +135,14 @@ func FuzzIndexReader(f *testing.F) {
 					if tx >= maxBlockTxs || j > 0 && tx <= txs[j-1] {
 						t.Fatalf("%q: transactions %v", e.Candidate, txs)
 					}
+				}
+			}
+			if (e.Roles != nil) != (hd.Version >= 4) || e.Roles != nil && len(e.Roles) != len(e.Txs) {
+				t.Fatalf("%q: version %d, %d transaction lists, roles %v", e.Candidate, hd.Version, len(e.Txs), e.Roles)
+			}
+			for i, roles := range e.Roles {
+				if len(roles) != len(e.Txs[i]) || slices.ContainsFunc(roles, func(r Role) bool { return r&^roleBits != 0 }) {
+					t.Fatalf("%q: roles %v of transactions %v", e.Candidate, roles, e.Txs[i])
 				}
 			}
 			prev = e.Candidate

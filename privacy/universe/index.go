@@ -20,11 +20,27 @@ import (
 var ErrBadIndex = errors.New("privacy: bad appearance index")
 
 // IndexVersion is the version of the appearance index IndexWriter
-// writes: 3 ends with a checksum of the whole file, and records, as 2
-// does, with each block a candidate appears in, the transactions it
-// appears in there. IndexReader also reads versions 2 and 1 (1 records
-// the blocks only), which have no checksum.
-const IndexVersion = 3
+// writes: 4 records, with each transaction a candidate appears in, its
+// role there (Role: paid by an output, spent by an input, or both), and
+// ends, as 3 does, with a checksum of the whole file. IndexReader also
+// reads versions 3 and 2, which record the transactions without their
+// roles (2 without the checksum), and 1, which records the blocks only.
+const IndexVersion = 4
+
+// Role is how a candidate takes part in a transaction it appears in:
+// RolePaid, RoleSpent or both (RolePaid|RoleSpent). Zero is a role not
+// recorded (an appearance added by AddTx, or an index before version 4).
+type Role uint8
+
+const (
+	// RolePaid is an output of the transaction paying the script.
+	RolePaid Role = 1 << iota
+	// RoleSpent is an input of the transaction spending a coin of the
+	// script (the script the input shows it spends).
+	RoleSpent
+	// roleBits are the bits a role may have.
+	roleBits = RolePaid | RoleSpent
+)
 
 // indexChecksum is the CRC-32C table of the index's checksum (version 3).
 var indexChecksum = crc32.MakeTable(crc32.Castagnoli)
@@ -74,6 +90,7 @@ type appearance struct {
 	candidate string
 	height    uint32
 	tx        uint32 // its position in the block, or noTx
+	role      Role
 }
 
 // NewIndexWriter returns a writer that spills runs under tempDir ("" for
@@ -89,24 +106,38 @@ func NewIndexWriter(tempDir string, memory int) *IndexWriter {
 // Add records that candidate appears in the block at height, in a
 // transaction it does not name (AddTx names it). An empty candidate, one
 // longer than a universe line may be, and a negative height are left out.
-func (w *IndexWriter) Add(candidate string, height int32) { w.add(candidate, height, noTx) }
+func (w *IndexWriter) Add(candidate string, height int32) { w.add(candidate, height, noTx, 0) }
 
 // AddTx records that candidate appears in the block at height, in its
-// transaction at position tx (from 0, the coinbase). A position outside
-// 0..131071 is recorded as Add records an appearance.
+// transaction at position tx (from 0, the coinbase), in a role it does
+// not name (AddRole names it). A position outside 0..131071 is recorded
+// as Add records an appearance.
 func (w *IndexWriter) AddTx(candidate string, height int32, tx int) {
+	w.AddRole(candidate, height, tx, 0)
+}
+
+// AddRole records that candidate appears in the block at height, in its
+// transaction at position tx, in role: paid by an output of it
+// (RolePaid), spent by an input of it (RoleSpent). The roles of one
+// transaction's appearances are joined. Bits of role beyond RolePaid and
+// RoleSpent are dropped; a position outside 0..131071 is recorded as Add
+// records an appearance.
+func (w *IndexWriter) AddRole(candidate string, height int32, tx int, role Role) {
 	pos := noTx
 	if tx >= 0 && tx < maxBlockTxs {
 		pos = uint32(tx)
 	}
-	w.add(candidate, height, pos)
+	w.add(candidate, height, pos, role&roleBits)
 }
 
-func (w *IndexWriter) add(candidate string, height int32, tx uint32) {
+func (w *IndexWriter) add(candidate string, height int32, tx uint32, role Role) {
 	if w.err != nil || candidate == "" || len(candidate) > maxIndexCandidate || height < 0 {
 		return
 	}
-	w.pending = append(w.pending, appearance{candidate, uint32(height), tx})
+	if tx == noTx {
+		role = 0
+	}
+	w.pending = append(w.pending, appearance{candidate, uint32(height), tx, role})
 	w.held += len(candidate) + 36
 	if w.held >= w.limit {
 		w.err = w.spill()
@@ -190,7 +221,7 @@ func (h *IndexHeader) Last() int32 { return h.First + int32(len(h.Hashes)) - 1 }
 // increasing byte order of the candidates, then an end marker. Every
 // number is an unsigned LEB128 varint (encoding/binary's Uvarint):
 //
-//	magic       8 bytes "SPVFIDX" and the version, 0x03
+//	magic       8 bytes "SPVFIDX" and the version, 0x04
 //	network     varint length, the name's bytes
 //	first       varint: the height of the first block covered
 //	blocks      varint B, then B block hashes of 32 bytes (wire byte
@@ -202,16 +233,20 @@ func (h *IndexHeader) Last() int32 { return h.First + int32(len(h.Hashes)) - 1 }
 //	                height minus the one before for the others (at least
 //	                1: heights strictly increase);
 //	              varint t (0..131072): the transactions of that block it
-//	                appears in (0: not recorded), then t varints: the
-//	                first one's position in the block (0 the coinbase),
-//	                each next one's minus the one before (at least 1)
+//	                appears in (0: not recorded), then t varints, each
+//	                4*d + r: d the first one's position in the block (0
+//	                the coinbase), each next one's minus the one before
+//	                (at least 1), and r its role there (Role: 1 paid by
+//	                an output, 2 spent by an input, 3 both, 0 not
+//	                recorded)
 //	end         varint 0 (a length of zero), varint: the number of entries
 //	checksum    4 bytes, little-endian: the CRC-32C (Castagnoli) of every
 //	            byte before it, from the magic on
 //
-// Version 2 is the same without the checksum (a damaged file can then
-// read as another index), version 1 also without the transactions: each
-// block of an entry is its height's varint alone. A reader needs memory
+// Version 3 is the same without the roles: each of a block's t varints is
+// d alone. Version 2 is version 3 without the checksum (a damaged file can
+// then read as another index), version 1 also without the transactions:
+// each block of an entry is its height's varint alone. A reader needs memory
 // for the header's hashes and one entry at a time.
 func (w *IndexWriter) WriteTo(out io.Writer, h *IndexHeader) (int64, error) {
 	if w.err != nil {
@@ -312,13 +347,22 @@ type IndexEntry struct {
 	// does not record them (version 1, or an appearance added without
 	// its transaction).
 	Txs [][]uint32
+	// Roles[i][j] is the candidate's role in transaction Txs[i][j]: paid
+	// there, spent there or both, or 0 when not recorded. Roles is nil in
+	// an index before version 4, which cannot tell a script's creation
+	// from its spends: there a script's first appearance in the index is
+	// its creation only when the index starts before it (from the genesis
+	// block), as it may be a spend of a coin paid before the index's
+	// first block.
+	Roles [][]Role
 }
 
 // blockApps is a candidate's appearances in one block: the positions of
-// its transactions there (none when not recorded).
+// its transactions there (none when not recorded), and its role in each.
 type blockApps struct {
 	height uint32
 	txs    []uint32
+	roles  []Role // as long as txs
 }
 
 // entrySource yields entries in increasing candidate order (equal
@@ -345,8 +389,13 @@ func (s *sliceSource) next() (string, []blockApps, bool, error) {
 			out = append(out, blockApps{height: a.height})
 		}
 		b := &out[len(out)-1]
-		if a.tx != noTx && (len(b.txs) == 0 || b.txs[len(b.txs)-1] != a.tx) {
+		switch {
+		case a.tx == noTx:
+		case len(b.txs) == 0 || b.txs[len(b.txs)-1] != a.tx:
 			b.txs = append(b.txs, a.tx)
+			b.roles = append(b.roles, a.role)
+		default:
+			b.roles[len(b.roles)-1] |= a.role
 		}
 	}
 	return c, out, true, nil
@@ -460,7 +509,8 @@ func mergeApps(a, b []blockApps) []blockApps {
 			out = append(out, b[j])
 			j++
 		default:
-			out = append(out, blockApps{height: a[i].height, txs: mergeSorted(a[i].txs, b[j].txs)})
+			txs, roles := mergeSorted(a[i], b[j])
+			out = append(out, blockApps{height: a[i].height, txs: txs, roles: roles})
 			i++
 			j++
 		}
@@ -468,27 +518,32 @@ func mergeApps(a, b []blockApps) []blockApps {
 	return out
 }
 
-// mergeSorted merges two increasing lists without repeats.
-func mergeSorted(a, b []uint32) []uint32 {
+// mergeSorted merges the transactions of two appearances in one block,
+// increasing lists, without repeats: the roles of a transaction in both
+// are joined.
+func mergeSorted(x, y blockApps) ([]uint32, []Role) {
+	a, b := x.txs, y.txs
 	out := make([]uint32, 0, len(a)+len(b))
+	roles := make([]Role, 0, len(a)+len(b))
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		var v uint32
+		var r Role
 		switch {
 		case j >= len(b) || i < len(a) && a[i] < b[j]:
-			v = a[i]
+			v, r = a[i], x.roles[i]
 			i++
 		case i >= len(a) || b[j] < a[i]:
-			v = b[j]
+			v, r = b[j], y.roles[j]
 			j++
 		default:
-			v = a[i]
+			v, r = a[i], x.roles[i]|y.roles[j]
 			i++
 			j++
 		}
-		out = append(out, v)
+		out, roles = append(out, v), append(roles, r)
 	}
-	return out
+	return out, roles
 }
 
 // writeEntries writes src's entries relative to first. With last non-nil
@@ -527,11 +582,11 @@ func writeEntries(w io.Writer, src entrySource, first uint32, last *uint32) erro
 			prev = a.height
 			putUvarint(cw, uint64(len(a.txs)))
 			for j, tx := range a.txs {
-				if j == 0 {
-					putUvarint(cw, uint64(tx))
-				} else {
-					putUvarint(cw, uint64(tx-a.txs[j-1]))
+				d := tx
+				if j > 0 {
+					d = tx - a.txs[j-1]
 				}
+				putUvarint(cw, uint64(d)<<2|uint64(a.roles[j]))
 			}
 		}
 		entries++
@@ -588,7 +643,7 @@ func readEntry(r byteReader, first, last uint32, version int) (string, []blockAp
 		}
 		a := blockApps{height: uint32(h)}
 		if version >= 2 {
-			if a.txs, err = readTxs(r); err != nil {
+			if a.txs, a.roles, err = readTxs(r, version); err != nil {
 				return "", nil, fmt.Errorf("%w: %q: block %d: %w", ErrBadIndex, cb, h, err)
 			}
 		}
@@ -597,31 +652,38 @@ func readEntry(r byteReader, first, last uint32, version int) (string, []blockAp
 	return string(cb), apps, nil
 }
 
-// readTxs reads the transactions of one block of an entry.
-func readTxs(r byteReader) ([]uint32, error) {
+// readTxs reads the transactions of one block of an entry, and from
+// version 4 on their roles (else zeros).
+func readTxs(r byteReader, version int) ([]uint32, []Role, error) {
 	t, err := binary.ReadUvarint(r)
 	if err != nil {
-		return nil, fmt.Errorf("transaction count: %v", noEOF(err))
+		return nil, nil, fmt.Errorf("transaction count: %v", noEOF(err))
 	}
 	if t > maxBlockTxs {
-		return nil, fmt.Errorf("%d transactions, at most %d", t, maxBlockTxs)
+		return nil, nil, fmt.Errorf("%d transactions, at most %d", t, maxBlockTxs)
 	}
 	var txs []uint32
+	var roles []Role
 	var pos uint64
 	for j := uint64(0); j < t; j++ {
 		d, err := binary.ReadUvarint(r)
 		if err != nil {
-			return nil, fmt.Errorf("transaction %d: %v", j+1, noEOF(err))
+			return nil, nil, fmt.Errorf("transaction %d: %v", j+1, noEOF(err))
+		}
+		var role Role
+		if version >= 4 {
+			d, role = d>>2, Role(d&3)
 		}
 		if j > 0 && d == 0 {
-			return nil, fmt.Errorf("transactions not increasing")
+			return nil, nil, fmt.Errorf("transactions not increasing")
 		}
 		if pos += d; d >= maxBlockTxs || pos >= maxBlockTxs {
-			return nil, fmt.Errorf("transaction position beyond %d", maxBlockTxs-1)
+			return nil, nil, fmt.Errorf("transaction position beyond %d", maxBlockTxs-1)
 		}
 		txs = append(txs, uint32(pos))
+		roles = append(roles, role)
 	}
-	return txs, nil
+	return txs, roles, nil
 }
 
 var errEndMarker = errors.New("end marker")
@@ -780,10 +842,16 @@ func (ir *IndexReader) Next() (*IndexEntry, error) {
 	if ir.header.Version >= 2 {
 		e.Txs = make([][]uint32, len(apps))
 	}
+	if ir.header.Version >= 4 {
+		e.Roles = make([][]Role, len(apps))
+	}
 	for i, a := range apps {
 		e.Heights[i] = int32(a.height)
 		if e.Txs != nil {
 			e.Txs[i] = a.txs
+		}
+		if e.Roles != nil {
+			e.Roles[i] = a.roles
 		}
 	}
 	return e, nil

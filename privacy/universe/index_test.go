@@ -2,10 +2,13 @@ package universe
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"testing"
 
@@ -121,7 +124,7 @@ func TestIndexRejects(t *testing.T) {
 	cases := map[string][]byte{
 		"empty":        nil,
 		"magic":        append([]byte("SPVFIDY\x03"), good[8:]...),
-		"version":      append([]byte("SPVFIDX\x04"), good[8:]...),
+		"version":      append([]byte("SPVFIDX\x05"), good[8:]...),
 		"truncated":    good[:len(good)-7],
 		"no end":       good[:len(good)-6],
 		"no checksum":  good[:len(good)-4],
@@ -169,40 +172,50 @@ func TestIndexDamaged(t *testing.T) {
 	}
 }
 
-// TestIndexTransactions: the transactions of every appearance survive
-// runs spilled and merged (a block's transactions from two runs joined),
-// and an appearance added without its transaction adds its block only.
+// TestIndexTransactions: the transactions of every appearance and the
+// candidate's roles in them survive runs spilled and merged (a block's
+// transactions from two runs joined, and a transaction's roles), and an
+// appearance added without its transaction adds its block only.
 func TestIndexTransactions(t *testing.T) {
 	type app struct {
 		c     string
 		h, tx int32
+		role  Role
 	}
 	rng := rand.New(rand.NewPCG(5, 6))
 	var apps []app
 	want := map[string]map[int32][]uint32{}
+	wantRoles := map[string]map[uint64]Role{}
 	for i := 0; i < 3000; i++ {
-		a := app{fmt.Sprintf("c-%03d", rng.IntN(300)), 10 + int32(rng.IntN(50)), int32(rng.IntN(40))}
+		a := app{fmt.Sprintf("c-%03d", rng.IntN(300)), 10 + int32(rng.IntN(50)), int32(rng.IntN(40)), Role(rng.IntN(3))}
 		if rng.IntN(10) == 0 {
 			a.tx = -1 // not recorded
 		}
 		apps = append(apps, a)
 		if want[a.c] == nil {
 			want[a.c] = map[int32][]uint32{}
+			wantRoles[a.c] = map[uint64]Role{}
 		}
 		txs := want[a.c][a.h]
 		if a.tx >= 0 && !slices.Contains(txs, uint32(a.tx)) {
 			txs = append(txs, uint32(a.tx))
 			slices.Sort(txs)
 		}
+		if a.tx >= 0 {
+			wantRoles[a.c][uint64(a.h)<<32|uint64(a.tx)] |= a.role
+		}
 		want[a.c][a.h] = txs
 	}
 	for _, memory := range []int{1 << 10, 64 << 20} {
 		ix := NewIndexWriter(t.TempDir(), memory)
 		for _, a := range apps {
-			if a.tx < 0 {
+			switch {
+			case a.tx < 0:
 				ix.Add(a.c, a.h)
-			} else {
+			case a.role == 0:
 				ix.AddTx(a.c, a.h, int(a.tx))
+			default:
+				ix.AddRole(a.c, a.h, int(a.tx), a.role|4) // a bit beyond the roles is dropped
 			}
 		}
 		hd := &IndexHeader{Network: "regtest", First: 10}
@@ -222,10 +235,21 @@ func TestIndexTransactions(t *testing.T) {
 			if len(e.Txs) != len(e.Heights) {
 				t.Fatalf("%s: %d heights, %d transaction lists", e.Candidate, len(e.Heights), len(e.Txs))
 			}
+			if len(e.Roles) != len(e.Heights) {
+				t.Fatalf("%s: %d heights, %d role lists", e.Candidate, len(e.Heights), len(e.Roles))
+			}
 			for i, h := range e.Heights {
 				txs, ok := want[e.Candidate][h]
 				if !ok || !slices.Equal(txs, e.Txs[i]) && len(txs)+len(e.Txs[i]) > 0 {
 					t.Fatalf("memory %d: %s at %d: transactions %v, want %v", memory, e.Candidate, h, e.Txs[i], txs)
+				}
+				if len(e.Roles[i]) != len(e.Txs[i]) {
+					t.Fatalf("memory %d: %s at %d: roles %v of transactions %v", memory, e.Candidate, h, e.Roles[i], e.Txs[i])
+				}
+				for j, tx := range e.Txs[i] {
+					if w := wantRoles[e.Candidate][uint64(h)<<32|uint64(tx)]; e.Roles[i][j] != w {
+						t.Fatalf("memory %d: %s at %d, transaction %d: role %d, want %d", memory, e.Candidate, h, tx, e.Roles[i][j], w)
+					}
 				}
 			}
 			if len(e.Heights) != len(want[e.Candidate]) {
@@ -265,18 +289,7 @@ func TestIndexVersion1(t *testing.T) {
 // TestIndexRejectsTransactions: transaction lists out of order, too long
 // or cut short are ErrBadIndex.
 func TestIndexRejectsTransactions(t *testing.T) {
-	head := func() *bytes.Buffer {
-		var b bytes.Buffer
-		b.WriteString("SPVFIDX\x02")
-		b.Write([]byte{7})
-		b.WriteString("regtest")
-		b.Write([]byte{0, 2})
-		for h := int32(0); h < 2; h++ {
-			hash := blockHash(h)
-			b.Write(hash[:])
-		}
-		return &b
-	}
+	head := func() *bytes.Buffer { return indexHead(2) }
 	for name, entry := range map[string][]byte{
 		"not increasing": {1, 'a', 1, 0, 2, 3, 0},
 		"too many":       {1, 'a', 1, 0, 0xff, 0xff, 0x7f},
@@ -298,8 +311,70 @@ func TestIndexRejectsTransactions(t *testing.T) {
 	}
 	b := head()
 	b.Write([]byte{1, 'a', 2, 0, 2, 0, 5, 1, 0, 0, 1})
-	got, _ := readIndex(t, b.Bytes())
-	if !slices.Equal(got["a"], []int32{0, 1}) {
-		t.Fatalf("a good entry read as %v", got)
+	entries, _ := readEntries(t, b.Bytes())
+	if len(entries) != 1 || !slices.Equal(entries[0].Heights, []int32{0, 1}) || entries[0].Roles != nil {
+		t.Fatalf("a good entry read as %+v", entries)
+	}
+}
+
+// indexHead is the header of an index of the version given, of two
+// blocks, 0 and 1.
+func indexHead(version byte) *bytes.Buffer {
+	var b bytes.Buffer
+	b.WriteString("SPVFIDX")
+	b.WriteByte(version)
+	b.Write([]byte{7})
+	b.WriteString("regtest")
+	b.Write([]byte{0, 2})
+	for h := int32(0); h < 2; h++ {
+		hash := blockHash(h)
+		b.Write(hash[:])
+	}
+	return &b
+}
+
+// oldIndex is an index of version 3 (with the checksum) or 4 of two
+// blocks, 0 and 1, holding one entry, "a", of the bytes given.
+func oldIndex(version byte, entry []byte) []byte {
+	b := indexHead(version)
+	b.Write(entry)
+	b.Write([]byte{0, 1})
+	return binary.LittleEndian.AppendUint32(b.Bytes(), crc32.Checksum(b.Bytes(), indexChecksum))
+}
+
+// TestIndexRoles reads the roles of a version 4 index, and none from the
+// same transactions in version 3 (which cannot tell a payment from a
+// spend); a role list cut short or transactions not increasing are
+// ErrBadIndex.
+func TestIndexRoles(t *testing.T) {
+	// "a" at 0, transactions 2 (paid) and 5 (spent and paid), and at 1,
+	// transaction 0 (role not recorded).
+	v4 := []byte{1, 'a', 2, 0, 2, 2<<2 | 1, 3<<2 | 3, 1, 1, 0}
+	entries, hd := readEntries(t, oldIndex(4, v4))
+	want := IndexEntry{Candidate: "a", Heights: []int32{0, 1}, Txs: [][]uint32{{2, 5}, {0}},
+		Roles: [][]Role{{RolePaid, RolePaid | RoleSpent}, {0}}}
+	if hd.Version != 4 || len(entries) != 1 || !reflect.DeepEqual(*entries[0], want) {
+		t.Fatalf("version %d, entries %+v, want %+v", hd.Version, entries, want)
+	}
+	v3 := []byte{1, 'a', 2, 0, 2, 2, 3, 1, 1, 0}
+	entries, hd = readEntries(t, oldIndex(3, v3))
+	want.Roles = nil
+	if hd.Version != 3 || len(entries) != 1 || !reflect.DeepEqual(*entries[0], want) {
+		t.Fatalf("version %d, entries %+v, want %+v", hd.Version, entries, want)
+	}
+	for name, entry := range map[string][]byte{
+		"not increasing": {1, 'a', 1, 0, 2, 2<<2 | 1, 0<<2 | 2},
+		"position":       {1, 'a', 1, 0, 1, 0xfc, 0xff, 0x3f},
+		"cut short":      {1, 'a', 1, 0, 2, 1},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ir, err := NewIndexReader(bytes.NewReader(oldIndex(4, entry)))
+			for err == nil {
+				_, err = ir.Next()
+			}
+			if !errors.Is(err, ErrBadIndex) {
+				t.Fatalf("read to %v, want ErrBadIndex", err)
+			}
+		})
 	}
 }

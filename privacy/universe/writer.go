@@ -58,9 +58,10 @@ type Writer struct {
 }
 
 // SetIndex makes the writer also record, in ix, every block each output
-// script appears in and its transactions there: as an output, and as the
-// script an input spends (what a block's BIP 158 basic filter holds),
-// named as a universe line names it (its address, or the script's hex).
+// script appears in and its transactions there: as an output (RolePaid),
+// and as the script an input spends (RoleSpent; what a block's BIP 158
+// basic filter holds), named as a universe line names it (its address,
+// or the script's hex).
 func (u *Writer) SetIndex(ix *IndexWriter) { u.index = ix }
 
 // NewWriter writes to w, encoding addresses for params.
@@ -161,10 +162,12 @@ func (u *Writer) AddBlock(height int32, b *wire.MsgBlock) error {
 	u.stats.Blocks++
 	if u.index != nil {
 		u.stats.SpendsUnattributed += Appearances(b, u.params, func(a Appearance) {
-			u.index.AddTx(a.Candidate, height, a.Tx)
+			role := RolePaid
 			if a.Spent {
+				role = RoleSpent
 				u.stats.SpendsIndexed++
 			}
+			u.index.AddRole(a.Candidate, height, a.Tx, role)
 		})
 	}
 	for _, tx := range b.Transactions {
