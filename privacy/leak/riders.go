@@ -35,13 +35,7 @@ func lowerLeadingRiders(reports []*Report, paying bool, c *sharedContest) {
 			if m.Probability < 0.5 || !r.leadingRider(m) {
 				continue
 			}
-			was := m.Probability
-			h := prob{m.Probability, m.ProbabilityLow, m.ProbabilityHigh}.halved()
-			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = h.p, h.lo, h.hi
-			if was >= 0.95 {
-				r.Confident--
-			}
-			named = append(named, fmt.Sprintf("%s (%.3g)", m.Candidate, was))
+			named = append(named, r.lowerMatch(m, prob{m.Probability, m.ProbabilityLow, m.ProbabilityHigh}.halved()))
 		}
 		if len(named) == 0 {
 			continue
