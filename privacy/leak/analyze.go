@@ -454,6 +454,7 @@ func Analyze(views []View, src Source, opt Options) ([]*Report, error) {
 	}
 	if !opt.Collude && opt.Own == nil {
 		sharedPaying(reports[:len(views)], shared, paying)
+		lowerLeadingRiders(reports[:len(views)], paying, shared)
 		capWarned(reports[:len(views)], paying)
 		coFetched(reports[:len(views)])
 	}

@@ -150,12 +150,7 @@ func warnPayingWallets(reports []*Report) bool {
 			default:
 				continue
 			}
-			was := m.Probability
-			m.Probability, m.ProbabilityLow, m.ProbabilityHigh = OddsTimes(m.Probability, f), OddsTimes(m.ProbabilityLow, f), OddsTimes(m.ProbabilityHigh, f)
-			if was >= 0.95 && m.Probability < 0.95 {
-				r.Confident--
-			}
-			named = append(named, fmt.Sprintf("%s (%.3g)", m.Candidate, was))
+			named = append(named, r.lowerMatch(m, prob{OddsTimes(m.Probability, f), OddsTimes(m.ProbabilityLow, f), OddsTimes(m.ProbabilityHigh, f)}))
 		}
 		if len(named) == 0 {
 			continue
@@ -171,6 +166,19 @@ func warnPayingWallets(reports []*Report) bool {
 		}
 	}
 	return true
+}
+
+// lowerMatch gives m the probability q and its interval, counts it out of
+// r's confident scripts if it falls below 0.95, and returns it as a
+// warning names a lowered script: the candidate and, in brackets, what it
+// had.
+func (r *Report) lowerMatch(m *Match, q prob) string {
+	was := m.Probability
+	m.Probability, m.ProbabilityLow, m.ProbabilityHigh = q.p, q.lo, q.hi
+	if was >= 0.95 && m.Probability < 0.95 {
+		r.Confident--
+	}
+	return fmt.Sprintf("%s (%.3g)", m.Candidate, was)
 }
 
 // looksPaying reports whether a capture of half matches of two or more

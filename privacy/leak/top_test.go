@@ -2,6 +2,8 @@ package leak
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/spvfilter/spvfilter/privacy/universe"
@@ -69,5 +71,71 @@ func TestMostAppearingRider(t *testing.T) {
 	g := r.Groups[c.Group-1]
 	if g.Appearances != 3 || c.Probability > g.Probability*memberShare+1e-9 {
 		t.Errorf("c, a payer's change paid back to itself: P %.4f in a group of %d appearances and P %.4f: want at most half", c.Probability, g.Appearances, g.Probability)
+	}
+}
+
+// TestPassedAlongLeadsNot: a script of two appearances riding in the
+// others' transactions, the most appearing member of its group, is paid
+// in one transaction beside another match and spent in the next (pc:
+// made in 10 beside w1 and the coin q10 it spends, spent in 20 beside w2
+// and the change q20). It is the wallet's coin received and spent, or a
+// payer's change passed from its payment to the wallet (w1) to its next
+// one (w2): the same downloads either way, so it is given half its
+// group's probability (lowerLeadingRiders) and the report warned, its
+// group keeping its own. Where another step lowers such scripts (a
+// capture whose wallets pay each other, a session of several wallets)
+// or in a client's own report (an upper estimate), it is left leading.
+func TestPassedAlongLeadsNot(t *testing.T) {
+	entries := []universe.IndexEntry{
+		{Candidate: "pc", Heights: []int32{10, 20}, Txs: oneTx(1, 1)},
+		{Candidate: "q10", Heights: []int32{10}, Txs: oneTx(1)},
+		{Candidate: "w1", Heights: []int32{10}, Txs: oneTx(1)},
+		{Candidate: "w2", Heights: []int32{20}, Txs: oneTx(1)},
+		{Candidate: "q20", Heights: []int32{20}, Txs: oneTx(1)},
+	}
+	for _, tt := range []struct {
+		name    string
+		report  func([]universe.IndexEntry) *Report
+		paying  bool // the capture looks like one whose wallets pay each other
+		several bool // the session is warned of several wallets
+		halved  bool
+	}{
+		{"attack", evidenceReport, false, false, true},
+		{"wallets that pay each other", evidenceReport, true, false, false},
+		{"several wallets", evidenceReport, false, true, false},
+		{"own report", ownEvidenceReport, false, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.report(slices.Clone(entries))
+			r.severalWallets = tt.several
+			i := slices.IndexFunc(r.Matched, func(m Match) bool { return m.Candidate == "pc" })
+			if i < 0 {
+				t.Fatal("pc not matched")
+			}
+			m := &r.Matched[i]
+			if m.Group == 0 || !r.leadingRider(m) || len(m.AmbiguousWith) > 0 {
+				t.Fatalf("pc: group %d, leading rider %v, ambiguous with %v: want it leading its group, riding, ambiguous with none", m.Group, r.leadingRider(m), m.AmbiguousWith)
+			}
+			g := r.Groups[m.Group-1]
+			if g.Appearances != 2 || g.Probability < 0.5 || math.Abs(m.Probability-g.Probability) > 1e-9 {
+				t.Fatalf("pc: P %.4f in a group of %d appearances and P %.4f: want a likely group of 2 it leads", m.Probability, g.Appearances, g.Probability)
+			}
+			was := *m
+			lowerLeadingRiders([]*Report{r}, tt.paying, &sharedContest{contested: make([]map[string]bool, 1)})
+			want := prob{was.Probability, was.ProbabilityLow, was.ProbabilityHigh}
+			if tt.halved {
+				want = want.halved()
+			}
+			if got := (prob{m.Probability, m.ProbabilityLow, m.ProbabilityHigh}); math.Abs(got.p-want.p) > 1e-9 || math.Abs(got.lo-want.lo) > 1e-9 || math.Abs(got.hi-want.hi) > 1e-9 {
+				t.Errorf("pc: P %.4f [%.4f, %.4f], want %.4f [%.4f, %.4f] (halved %v)", got.p, got.lo, got.hi, want.p, want.lo, want.hi, tt.halved)
+			}
+			warned := slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, PassedAlong) })
+			if warned != tt.halved {
+				t.Errorf("warned %v, want %v: %q", warned, tt.halved, r.Warnings)
+			}
+			if got := r.Groups[m.Group-1].Probability; got != g.Probability {
+				t.Errorf("pc's group: P %.4f, want its own %.4f kept", got, g.Probability)
+			}
+		})
 	}
 }
