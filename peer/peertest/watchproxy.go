@@ -24,9 +24,11 @@ const (
 	// WatchStalls accepts the connection and never answers: the
 	// version handshake never ends.
 	WatchStalls
-	// WatchFloods passes the connection on, and once the handshake is
-	// over sends inv messages of random transaction hashes, 50,000 each,
-	// until the connection ends.
+	// WatchFloods passes the connection on but for the node's inv
+	// messages, which its flood replaces, and once the handshake is over
+	// sends inv messages of random transaction hashes, 50,000 each, until
+	// the connection ends: the client never hears the node announce on
+	// it, however late the flood comes on a loaded machine.
 	WatchFloods
 	// WatchRepeats passes the connection on, but sends each inv of the
 	// node's WatchRepeatCount times.
@@ -164,8 +166,8 @@ func (c *watchConn) write(frame []byte) error {
 
 // fromNode passes the node's messages on; on an announcement
 // connection, a WatchRepeats proxy repeats the node's invs, a
-// WatchFloods or WatchFloodsUnopened one starts its flood after the
-// node's verack.
+// WatchFloods or WatchFloodsUnopened one drops them and starts its flood
+// after the node's verack.
 func (c *watchConn) fromNode(node net.Conn) {
 	flood := c.watch && (c.p.kind == WatchFloods || c.p.kind == WatchFloodsUnopened)
 	repeat := c.watch && c.p.kind == WatchRepeats
@@ -175,8 +177,11 @@ func (c *watchConn) fromNode(node net.Conn) {
 			return
 		}
 		n := 1
-		if repeat && cmd == wire.CmdInv {
+		switch {
+		case repeat && cmd == wire.CmdInv:
 			n = WatchRepeatCount
+		case flood && cmd == wire.CmdInv:
+			n = 0
 		}
 		for range n {
 			if c.write(frame) != nil {
