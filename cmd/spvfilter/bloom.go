@@ -295,13 +295,13 @@ bloom add and match too).`,
   spvfilter bloom new --elements 2 --fprate 0.001 @elements.txt`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBloomNew(a, &f, args) },
 	}
-	c.Flags().Uint32Var(&f.elements, "elements", 0, "number of elements the filter is sized for")
+	c.Flags().Uint32Var(&f.elements, "elements", 0, "number `N` of elements the filter is sized for")
 	wantValues(c.Flags(), "want a whole number from 1 to 4294967295", "elements")
-	c.Flags().Float64Var(&f.fpRate, "fprate", 0, "false-positive rate, between 0 and 1")
-	c.Flags().Uint32Var(&f.tweak, "tweak", 0, "tweak added to the hash seeds (default 0)")
+	c.Flags().Float64Var(&f.fpRate, "fprate", 0, "false-positive `RATE`, between 0 and 1")
+	c.Flags().Uint32Var(&f.tweak, "tweak", 0, "tweak `T` added to the hash seeds (default 0)")
 	exampleValue(c.Flags(), "elements", "100")
 	exampleValue(c.Flags(), "fprate", "0.001")
-	c.Flags().StringVar(&f.flagsName, "flags", "none", "update flags: none, all or p2pubkey-only")
+	c.Flags().StringVar(&f.flagsName, "flags", "none", "update flags `RULE`: none, all or p2pubkey-only")
 	c.Flags().BoolVar(&f.allowDegenerate, "allow-degenerate", false, "build a filter that matches everything anyway, with a warning")
 	addSizingFlag(c, &f.sizing)
 	_ = c.MarkFlagRequired("elements")
@@ -384,7 +384,7 @@ accepted here, with a warning: a node rejects them in a filteradd message.`,
 		Args: elementArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBloomAdd(a, &f, args) },
 	}
-	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as `HEX`, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
 }
@@ -423,7 +423,7 @@ line) or - (one per line). With --json, an object with results, a list of
 		Args: elementArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runBloomMatch(a, &f, args) },
 	}
-	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as `HEX`, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
 }
@@ -481,7 +481,7 @@ standard error); values that are undefined or infinite are null.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBloomInspect(a, &f) },
 	}
-	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as `HEX`, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
 }
@@ -558,8 +558,8 @@ the filter changed) and warnings (a filter that matches everything).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBloomTx(a, &f) },
 	}
-	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -")
-	c.Flags().StringVar(&f.tx, "tx", "", "serialized transaction as hex, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as `HEX`, @FILE or -")
+	c.Flags().StringVar(&f.tx, "tx", "", "serialized transaction as `HEX`, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	_ = c.MarkFlagRequired("tx")
 	return c

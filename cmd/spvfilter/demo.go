@@ -51,19 +51,19 @@ func newDemoCommand(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return runDemo(a, &f, cmd.Flags()) },
 	}
 	fl := c.Flags()
-	fl.IntVar(&f.opts.Keys, "keys", f.opts.Keys, "keys in the wallet's filter")
-	fl.IntVar(&f.opts.Used, "used", f.opts.Used, "wallet addresses used on chain (hidden in the universe)")
-	fl.Float64Var(&f.opts.FPRate, "fprate", f.opts.FPRate, "false-positive rate the filter is sized for")
-	fl.Uint32Var(&f.opts.Extra, "extra-elements", f.opts.Extra, "elements added to the sizing count")
-	fl.IntVar(&f.opts.UniverseSize, "universe-size", f.opts.UniverseSize, "candidate addresses the node tests")
-	fl.IntVar(&f.opts.Filters, "filters", f.opts.Filters, "filters captured from the wallet (client restarts + 1)")
-	fl.Uint64Var(&f.opts.Seed, "seed", f.opts.Seed, "random seed (keys, tweaks, universe)")
+	fl.IntVar(&f.opts.Keys, "keys", f.opts.Keys, "`N` keys in the wallet's filter")
+	fl.IntVar(&f.opts.Used, "used", f.opts.Used, "`N` wallet addresses used on chain (hidden in the universe)")
+	fl.Float64Var(&f.opts.FPRate, "fprate", f.opts.FPRate, "false-positive `RATE` the filter is sized for")
+	fl.Uint32Var(&f.opts.Extra, "extra-elements", f.opts.Extra, "`N` elements added to the sizing count")
+	fl.IntVar(&f.opts.UniverseSize, "universe-size", f.opts.UniverseSize, "`N` candidate addresses the node tests")
+	fl.IntVar(&f.opts.Filters, "filters", f.opts.Filters, "`N` filters captured from the wallet (client restarts + 1)")
+	fl.Uint64Var(&f.opts.Seed, "seed", f.opts.Seed, "random `SEED` (keys, tweaks, universe)")
 	wantValues(fl, fmt.Sprintf("want a whole number from 1 to %d", demoMaxKeys), "keys")
 	wantValues(fl, fmt.Sprintf("want a whole number from 1 to %d", attack.MaxFilters), "filters")
 	wantValues(fl, "want a whole number from 0 to the --keys", "used")
 	wantValues(fl, fmt.Sprintf("want a whole number from the --used to %d", demoMaxUniverse), "universe-size")
 	addSizingFlag(c, &f.opts.Sizing)
-	fl.StringVar(&f.plot, "plot", f.plot, "plot file, .svg or .png")
+	fl.StringVar(&f.plot, "plot", f.plot, "plot `FILE`, .svg or .png")
 	return c
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -203,7 +204,8 @@ func flagError(c *cobra.Command, err error) error {
 	f := iv.GetFlag()
 	cause := iv.Unwrap()
 	if next := flagOf(c, iv.GetValue()); next != "" {
-		return usageError{&restated{fmt.Sprintf("--%s needs a value, not the flag %s (was its value left out?): give --%s VALUE (%s)", f.Name, next, f.Name, flagPurpose(f)), err}}
+		placeholder, _ := pflag.UnquoteUsage(f)
+		return usageError{&restated{fmt.Sprintf("--%s needs a value, not the flag %s (was its value left out?): give --%s %s (%s)", f.Name, next, f.Name, cmp.Or(placeholder, "VALUE"), flagPurpose(f)), err}}
 	}
 	var fr *model.FloatRangeError
 	if errors.As(cause, &fr) {
@@ -254,9 +256,11 @@ func inDigits(want, value string) string {
 }
 
 // flagPurpose is a flag's help line as a phrase: what to give it, without
-// saying again that it is required.
+// saying again that it is required, and with its placeholder unquoted as
+// --help shows it.
 func flagPurpose(f *pflag.Flag) string {
-	return strings.Replace(strings.TrimSuffix(f.Usage, " (required)"), "(required; ", "(", 1)
+	_, usage := pflag.UnquoteUsage(f)
+	return strings.Replace(strings.TrimSuffix(usage, " (required)"), "(required; ", "(", 1)
 }
 
 // lookupFlag reports whether c has the flag name, its own or inherited.

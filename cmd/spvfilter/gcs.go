@@ -179,10 +179,10 @@ the filter's one line.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGCSBuild(a, &f, cmd.Flags()) },
 	}
-	c.Flags().StringVar(&f.block, "block", "", "serialized block as hex, @FILE or -")
-	c.Flags().StringArrayVar(&f.prevScripts, "prevout-script", nil, "script of an output the block spends, hex or @FILE of one per line (repeatable; default: none, then --no-prevouts is needed unless the block spends nothing)")
+	c.Flags().StringVar(&f.block, "block", "", "serialized block as `HEX`, @FILE or -")
+	c.Flags().StringArrayVar(&f.prevScripts, "prevout-script", nil, "`SCRIPT` of an output the block spends, hex or @FILE of one per line (repeatable; default: none, then --no-prevouts is needed unless the block spends nothing)")
 	c.Flags().BoolVar(&f.noPrevouts, "no-prevouts", false, "build the filter of the block's output scripts alone")
-	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header, display byte order, 64 zeros for the genesis block: also print the header that follows it (default: none, no header)")
+	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header `HASH`, display byte order, 64 zeros for the genesis block: also print the header that follows it (default: none, no header)")
 	_ = c.MarkFlagRequired("block")
 	c.MarkFlagsMutuallyExclusive("prevout-script", "no-prevouts")
 	return c
@@ -274,8 +274,8 @@ line). With --json, an object with block_hash, results (a list of
 		Args: elementArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runGCSMatch(a, &f, args) },
 	}
-	c.Flags().StringVar(&f.filter, "filter", "", "basic filter as hex, @FILE or -")
-	c.Flags().StringVar(&f.blockHash, "block-hash", "", "hash of the filter's block, display byte order")
+	c.Flags().StringVar(&f.filter, "filter", "", "basic filter as `HEX`, @FILE or -")
+	c.Flags().StringVar(&f.blockHash, "block-hash", "", "`HASH` of the filter's block, display byte order")
 	_ = c.MarkFlagRequired("filter")
 	_ = c.MarkFlagRequired("block-hash")
 	return c
@@ -342,8 +342,8 @@ genesis block's previous header is 64 zeros.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGCSHeader(a, &f) },
 	}
-	c.Flags().StringVar(&f.filter, "filter", "", "basic filter as hex, @FILE or -")
-	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header, display byte order, 64 zeros for the genesis block")
+	c.Flags().StringVar(&f.filter, "filter", "", "basic filter as `HEX`, @FILE or -")
+	c.Flags().StringVar(&f.prevHeader, "prev-header", "", "previous filter header `HASH`, display byte order, 64 zeros for the genesis block")
 	_ = c.MarkFlagRequired("filter")
 	_ = c.MarkFlagRequired("prev-header")
 	return c
@@ -431,7 +431,7 @@ and bits_per_element are null and null_reason says why).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runGCSInspect(a, &f) },
 	}
-	c.Flags().StringVar(&f.filter, "filter", "", "basic filter as hex, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "basic filter as `HEX`, @FILE or -")
 	_ = c.MarkFlagRequired("filter")
 	return c
 }

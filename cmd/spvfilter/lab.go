@@ -110,7 +110,7 @@ func newLabCommand(a *app) *cobra.Command {
 	f := labFlags{probes: lab.DefaultProbes, watched: lab.DefaultWatched, wallets: lab.DefaultWallets,
 		pMin: lab.DefaultPMin, pMax: lab.DefaultPMax, timing: lab.DefaultOptions().Timing, seed: 1}
 	c := &cobra.Command{
-		Use:     "lab (--vectors FILE | --blocks FILE | --peer HOST:PORT... | --connect HOST:PORT...) [--plot FILE]",
+		Use:     "lab (--vectors FILE | --blocks FILE | --peer HOST:PORT [--peer HOST:PORT ...] | --connect HOST:PORT [--connect HOST:PORT ...]) [--plot FILE]",
 		Short:   "Compare BIP 158's filter with Bloom, binary fuse and xor filters on a chain's blocks",
 		Long:    labLong,
 		Example: labExample,
@@ -124,19 +124,19 @@ func newLabCommand(a *app) *cobra.Command {
 // register defines lab's flags on fl, bound to f, their defaults the
 // values f holds.
 func (f *labFlags) register(fl *pflag.FlagSet) {
-	fl.StringVar(&f.vectors, "vectors", "", "file of BIP 158 test vectors whose blocks to use (@FILE too; default: none, the blocks come from --blocks or nodes)")
-	fl.StringVar(&f.blocks, "blocks", "", "block file (written by --save-blocks) whose blocks to use (@FILE too; default: none, the blocks come from --vectors or nodes)")
-	fl.StringVar(&f.save, "save-blocks", "", "with nodes: write the blocks downloaded to this block file, or a named pipe its reader holds open (an earlier block file there is replaced, another file refused; default: none written)")
+	fl.StringVar(&f.vectors, "vectors", "", "`FILE` of BIP 158 test vectors whose blocks to use (@FILE too; default: none, the blocks come from --blocks or nodes)")
+	fl.StringVar(&f.blocks, "blocks", "", "block `FILE` (written by --save-blocks) whose blocks to use (@FILE too; default: none, the blocks come from --vectors or nodes)")
+	fl.StringVar(&f.save, "save-blocks", "", "with nodes: write the blocks downloaded to this block `FILE`, or a named pipe its reader holds open (an earlier block file there is replaced, another file refused; default: none written)")
 	f.peerFlags.register(fl)
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
-	fl.Int32Var(&f.from, "from", 0, "with nodes: first block height (default 0, the genesis block)")
-	fl.Int32Var(&f.to, "to", 0, "with nodes: last block height (default: the tip)")
-	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "with nodes: longest wait for the whole answer to any one request")
-	fl.IntVar(&f.probes, "probes", f.probes, "random elements per design whose matches measure the false-positive rate (0 for none)")
-	fl.IntSliceVar(&f.watched, "watched", f.watched, "watch list sizes whose matching is timed (comma-separated)")
-	fl.IntSliceVar(&f.wallets, "wallets", f.wallets, "wallet sizes of the cost table, in scripts (comma-separated)")
-	fl.Uint8Var(&f.pMin, "p-min", f.pMin, "smallest P of the sweep")
-	fl.Uint8Var(&f.pMax, "p-max", f.pMax, "largest P of the sweep")
+	fl.Int32Var(&f.from, "from", 0, "with nodes: first block `HEIGHT` (default 0, the genesis block)")
+	fl.Int32Var(&f.to, "to", 0, "with nodes: last block `HEIGHT` (default: the tip)")
+	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "with nodes: longest wait `DURATION` for the whole answer to any one request")
+	fl.IntVar(&f.probes, "probes", f.probes, "`N` random elements per design whose matches measure the false-positive rate (0 for none)")
+	fl.IntSliceVar(&f.watched, "watched", f.watched, "watch list `SIZES` whose matching is timed (comma-separated)")
+	fl.IntSliceVar(&f.wallets, "wallets", f.wallets, "wallet `SIZES` of the cost table, in scripts (comma-separated)")
+	fl.Uint8Var(&f.pMin, "p-min", f.pMin, "smallest `P` of the sweep")
+	fl.Uint8Var(&f.pMax, "p-max", f.pMax, "largest `P` of the sweep")
 	wantValues(fl, wantHeight, "from", "to")
 	exampleValue(fl, "to", "100")
 	wantValues(fl, "want a whole number from 1 to 32", "p-min", "p-max")
@@ -144,9 +144,9 @@ func (f *labFlags) register(fl *pflag.FlagSet) {
 	wantValues(fl, fmt.Sprintf("want whole numbers from 1 to %d, separated by commas", maxLabWatched), "watched", "wallets")
 	exampleValue(fl, "watched", "100,1000")
 	exampleValue(fl, "wallets", "100,1000")
-	fl.DurationVar(&f.timing, "timing", f.timing, "least time spent timing each build and each watch list (0: builds untimed, each watch list timed over one pass)")
-	fl.Uint64Var(&f.seed, "seed", f.seed, "seed of the probes and watch lists")
-	fl.StringVar(&f.plot, "plot", "", "draw the cost per block and the cheapest P against the wallet size into this .svg or .png file (default: no plot)")
+	fl.DurationVar(&f.timing, "timing", f.timing, "least time `DURATION` spent timing each build and each watch list (0: builds untimed, each watch list timed over one pass)")
+	fl.Uint64Var(&f.seed, "seed", f.seed, "`SEED` of the probes and watch lists")
+	fl.StringVar(&f.plot, "plot", "", "draw the cost per block and the cheapest P against the wallet size into this .svg or .png `FILE` (default: no plot)")
 }
 
 // maxLabProbes bounds --probes: a billion probes take minutes per design.

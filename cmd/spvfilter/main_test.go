@@ -272,14 +272,14 @@ func TestRequiredFlagsMarked(t *testing.T) {
 		})
 	})
 	_, stderr, _ := runCLIInProcess("", "privacy", "fetches", "--index", "x")
-	if want := `--capture is required: capture file written by "privacy capture"; repeat it for`; !strings.Contains(stderr, want) || strings.Count(stderr, "required") != 1 {
+	if want := `--capture is required: capture FILE written by "privacy capture"; repeat it for`; !strings.Contains(stderr, want) || strings.Count(stderr, "required") != 1 {
 		t.Errorf("privacy fetches without --capture: %q, want it to hold %q and say required once", stderr, want)
 	}
 	if required < 15 {
 		t.Fatalf("only %d required flags found", required)
 	}
 	help, _, _ := runCLI(t, "", "privacy", "analyze", "--help")
-	if !regexp.MustCompile(`--universe string .*\(required\)`).MatchString(help) {
+	if !regexp.MustCompile(`--universe FILE .*\(required\)`).MatchString(help) {
 		t.Fatalf("privacy analyze help does not mark --universe required:\n%s", help)
 	}
 }

@@ -79,9 +79,9 @@ updated filter (filterload).`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runMerkleBlockBuild(a, &f, args) },
 	}
-	c.Flags().StringVar(&f.block, "block", "", "serialized block as hex, @FILE or -")
-	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as hex, @FILE or -: prove the transactions it matches (default: none, give --txid)")
-	c.Flags().StringArrayVar(&f.txids, "txid", nil, "txid to prove, display byte order, or @FILE of one per line (repeatable; more may follow as arguments; default: none, give --filter)")
+	c.Flags().StringVar(&f.block, "block", "", "serialized block as `HEX`, @FILE or -")
+	c.Flags().StringVar(&f.filter, "filter", "", "filterload payload as `HEX`, @FILE or -: prove the transactions it matches (default: none, give --txid)")
+	c.Flags().StringArrayVar(&f.txids, "txid", nil, "`TXID` to prove, display byte order, or @FILE of one per line (repeatable; more may follow as arguments; default: none, give --filter)")
 	_ = c.MarkFlagRequired("block")
 	return c
 }
@@ -255,7 +255,7 @@ for the caller to check.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runMerkleBlockVerify(a, &f) },
 	}
-	c.Flags().StringVar(&f.merkleBlock, "merkleblock", "", "merkleblock payload as hex, @FILE or -")
+	c.Flags().StringVar(&f.merkleBlock, "merkleblock", "", "merkleblock payload as `HEX`, @FILE or -")
 	_ = c.MarkFlagRequired("merkleblock")
 	return c
 }

@@ -28,9 +28,9 @@ type peerFlags struct {
 }
 
 func (pf *peerFlags) register(f *pflag.FlagSet) {
-	f.StringArrayVar(&pf.peers, "peer", nil, "a node's HOST:PORT, used beside the peers found through the network's DNS seeds (repeatable; required on regtest and simnet, which have none; default: none, the DNS seeds alone)")
-	f.StringArrayVar(&pf.connect, "connect", nil, "a node's HOST:PORT to use alone: no DNS seeds, no peers learnt from others (repeatable; default: none, peers are --peer and those the DNS seeds give)")
-	f.StringVar(&pf.proxy, "proxy", "", "a SOCKS5 proxy every connection goes through, such as Tor's socks5://127.0.0.1:9050 (host names and .onion addresses resolved by it; no DNS seed is asked; default: none, direct connections)")
+	f.StringArrayVar(&pf.peers, "peer", nil, "a node's `HOST:PORT`, used beside the peers found through the network's DNS seeds (repeatable; required on regtest and simnet, which have none; default: none, the DNS seeds alone)")
+	f.StringArrayVar(&pf.connect, "connect", nil, "a node's `HOST:PORT` to use alone: no DNS seeds, no peers learnt from others (repeatable; default: none, peers are --peer and those the DNS seeds give)")
+	f.StringVar(&pf.proxy, "proxy", "", "a SOCKS5 proxy `URL` every connection goes through, such as Tor's socks5://127.0.0.1:9050 (host names and .onion addresses resolved by it; no DNS seed is asked; default: none, direct connections)")
 }
 
 // config checks the flags and fills in the peers of a client

@@ -36,7 +36,7 @@ type peersFlags struct {
 func newPeersCommand(a *app) *cobra.Command {
 	var f peersFlags
 	cmd := &cobra.Command{
-		Use:   "peers [--network NET] [--datadir DIR] [--peer HOST:PORT... | --connect HOST:PORT...] [--unban HOST[:PORT]...]",
+		Use:   "peers [--network NET] [--datadir DIR] [--peer HOST:PORT [--peer HOST:PORT ...] | --connect HOST:PORT [--connect HOST:PORT ...]] [--unban HOST[:PORT] [--unban HOST[:PORT] ...]]",
 		Short: "List the peers, the address book and the bans, connecting as a light client or not",
 		Long: `peers connects to the network as scan does: to the --peer nodes and to peers
 found in the address book of --datadir, in the network's DNS seeds and in
@@ -71,9 +71,9 @@ file of it that cannot be read).`,
 	fl := cmd.Flags()
 	f.peerFlags.register(fl)
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
-	fl.StringVar(&f.datadir, "datadir", "", "directory of the chain state, address book and bans: a network's in DIR/NETWORK, such as DIR/regtest (give DIR, not DIR/regtest); one given must exist, so that a mistyped path is refused rather than started anew (default: as scan's, created as needed)")
-	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for a node's handshake")
-	fl.StringArrayVar(&f.unban, "unban", nil, "a banned node, HOST or HOST:PORT as the listing shows its ban, whose ban to lift in the data directory (repeatable; default: none lifted)")
+	fl.StringVar(&f.datadir, "datadir", "", "directory of the chain state, address book and bans: a network's in `DIR`/NETWORK, such as DIR/regtest (give DIR, not DIR/regtest); one given must exist, so that a mistyped path is refused rather than started anew (default: as scan's, created as needed)")
+	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait `DURATION` for a node's handshake")
+	fl.StringArrayVar(&f.unban, "unban", nil, "a banned node `HOST[:PORT]`, HOST or HOST:PORT as the listing shows its ban, whose ban to lift in the data directory (repeatable; default: none lifted)")
 	return cmd
 }
 

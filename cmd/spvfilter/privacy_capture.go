@@ -96,15 +96,15 @@ pipe whose reader has gone) ends the capture with status 1, naming --out.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runCapture(cmd.Context(), a, &f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.listen, "listen", "", "address clients connect to, HOST:PORT: 127.0.0.1:PORT for this machine only, :PORT for every interface, port 0 for any free one")
-	fl.StringVar(&f.upstream, "upstream", "", "full node to relay to (HOST:PORT)")
+	fl.StringVar(&f.listen, "listen", "", "address clients connect to, `HOST:PORT`: 127.0.0.1:PORT for this machine only, :PORT for every interface, port 0 for any free one")
+	fl.StringVar(&f.upstream, "upstream", "", "full node to relay to (`HOST:PORT`)")
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
-	fl.StringVar(&f.out, "out", "", "capture file, appended to, or a named pipe a reader holds open (- for standard output; --json statistics then go to standard error)")
-	fl.IntVar(&f.maxClients, "max-clients", capture.DefaultMaxClients, "clients served at once (0: the default)")
+	fl.StringVar(&f.out, "out", "", "capture `FILE`, appended to, or a named pipe a reader holds open (- for standard output; --json statistics then go to standard error)")
+	fl.IntVar(&f.maxClients, "max-clients", capture.DefaultMaxClients, "`N` clients served at once (0: the default)")
 	wantValues(fl, fmt.Sprintf("want a whole number, at least 0 (0 for the default %d)", capture.DefaultMaxClients), "max-clients")
-	fl.DurationVar(&f.duration, "duration", 0, "stop after this long, such as 30m (default: 0, which runs until interrupted with Ctrl-C)")
-	fl.DurationVar(&f.handshake, "handshake-timeout", capture.DefaultHandshakeTimeout, "drop a client that has not sent its version message this long after connecting")
-	fl.DurationVar(&f.idle, "idle-timeout", capture.DefaultIdleTimeout, "drop a connection with no message in either direction for this long")
+	fl.DurationVar(&f.duration, "duration", 0, "stop after `DURATION`, such as 30m (default: 0, which runs until interrupted with Ctrl-C)")
+	fl.DurationVar(&f.handshake, "handshake-timeout", capture.DefaultHandshakeTimeout, "drop a client that has not sent its version message `DURATION` after connecting")
+	fl.DurationVar(&f.idle, "idle-timeout", capture.DefaultIdleTimeout, "drop a connection with no message in either direction for `DURATION`")
 	exampleValue(fl, "duration", "30m")
 	for _, name := range []string{"listen", "upstream", "out"} {
 		_ = c.MarkFlagRequired(name)

@@ -101,10 +101,10 @@ n/a. With --require-targets the exit status is 1 when a target is not met
 		RunE: func(cmd *cobra.Command, _ []string) error { return runEvaluate(a, &f) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&f.labels, "labels", "", "labels.json written by \"privacy simulate\" (required)")
-	fl.StringVar(&f.report, "report", "", "JSON of \"privacy analyze --capture\" or \"privacy fetches\" (- for standard input) (required)")
-	fl.Float64Var(&f.threshold, "threshold", simulate.ConfidentP, "probability from which a candidate is attributed to its session, in (0, 1]")
-	fl.IntVar(&f.show, "show", 10, "mistakes printed of each kind in the text report")
+	fl.StringVar(&f.labels, "labels", "", "labels.json `FILE` written by \"privacy simulate\" (required)")
+	fl.StringVar(&f.report, "report", "", "JSON `FILE` of \"privacy analyze --capture\" or \"privacy fetches\" (- for standard input) (required)")
+	fl.Float64Var(&f.threshold, "threshold", simulate.ConfidentP, "probability `P` from which a candidate is attributed to its session, in (0, 1]")
+	fl.IntVar(&f.show, "show", 10, "`N` mistakes printed of each kind in the text report")
 	wantValues(fl, "want a whole number, at least 0", "show")
 	fl.BoolVar(&f.requireTargets, "require-targets", false, "exit with status 1 when a target is not met")
 	_ = c.MarkFlagRequired("labels")

@@ -133,16 +133,16 @@ func newPrivacyFetchesCommand(a *app) *cobra.Command {
 
 // register defines the flags of privacy fetches on fl, bound to f.
 func (f *fetchesFlags) register(fl *pflag.FlagSet) {
-	fl.StringArrayVar(&f.captures, "capture", nil, "capture file written by \"privacy capture\"; repeat it for the captures of several nodes")
-	fl.StringVar(&f.index, "index", "", "appearance index written by \"privacy universe --index\"")
-	fl.StringVar(&f.client, "client", "", "only the sessions of this client HOST, HOST:PORT or SESSION id (default: every session)")
-	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxFetchMatches, "most matches listed per session, least explained by chance first (counts cover all)")
-	fl.IntVar(&f.show, "show", 20, "matches printed per session in the text report")
+	fl.StringArrayVar(&f.captures, "capture", nil, "capture `FILE` written by \"privacy capture\"; repeat it for the captures of several nodes")
+	fl.StringVar(&f.index, "index", "", "appearance index `FILE` written by \"privacy universe --index\"")
+	fl.StringVar(&f.client, "client", "", "only the sessions of this `CLIENT`, a HOST, HOST:PORT or SESSION id (default: every session)")
+	fl.IntVar(&f.maxMatches, "max-matches", attack.DefaultMaxFetchMatches, "at most `N` matches listed per session, least explained by chance first (counts cover all)")
+	fl.IntVar(&f.show, "show", 20, "`N` matches printed per session in the text report")
 	wantValues(fl, "want a whole number, at least 1", "max-matches")
 	wantValues(fl, "want a whole number, at least 0", "show")
 	fl.BoolVar(&f.intersect, "intersect", false, "also join the kept sessions as one client's (the intersection of their downloads)")
 	fl.BoolVar(&f.collude, "collude", false, "also join the kept sessions as colluding nodes see one client (the union of their downloads)")
-	fl.Float64Var(&f.coverTarget, "cover-target", 0, "cap every probability at P (0, the default, for none; else in (0, 1)): the attack on a client that fetches covers to keep each script at most P (spvfilter --privacy-target P); it under-claims on a client without covers")
+	fl.Float64Var(&f.coverTarget, "cover-target", 0, "cap every probability at `P` (0, the default, for none; else in (0, 1)): the attack on a client that fetches covers to keep each script at most P (spvfilter --privacy-target P); it under-claims on a client without covers")
 	exampleValue(fl, "cover-target", "0.5")
 }
 

@@ -24,10 +24,10 @@ type adviceFlags struct {
 }
 
 func addAdviceFlags(fl *pflag.FlagSet, f *adviceFlags) {
-	fl.Float64Var(&f.targetPHAll, "target-p-h-all", 0, "find the largest filter keeping E[P_h(N)] below this (0 < X < 1), and a rate that builds it (default 0: no search)")
-	fl.Float64Var(&f.targetPH1, "target-p-h-1", 0, "find the largest filter keeping E[P_h(1)] below this (0 < X < 1), and a rate that builds it (default 0: no search)")
-	fl.Uint32Var(&f.blockTxs, "block-txs", model.DefaultBlockTxs, "with a target: transactions per block, for the bandwidth cost")
-	fl.Uint32Var(&f.txElements, "tx-elements", model.DefaultTxElements, "with a target: elements tested per transaction (9: 2-in 2-out P2PKH)")
+	fl.Float64Var(&f.targetPHAll, "target-p-h-all", 0, "find the largest filter keeping E[P_h(N)] below `X` (0 < X < 1), and a rate that builds it (default 0: no search)")
+	fl.Float64Var(&f.targetPH1, "target-p-h-1", 0, "find the largest filter keeping E[P_h(1)] below `X` (0 < X < 1), and a rate that builds it (default 0: no search)")
+	fl.Uint32Var(&f.blockTxs, "block-txs", model.DefaultBlockTxs, "with a target: `N` transactions per block, for the bandwidth cost")
+	fl.Uint32Var(&f.txElements, "tx-elements", model.DefaultTxElements, "with a target: `N` elements tested per transaction (9: 2-in 2-out P2PKH)")
 	wantValues(fl, "want a whole number from 1 to 4294967295", "block-txs", "tx-elements")
 	exampleValue(fl, "target-p-h-all", "0.01")
 	exampleValue(fl, "target-p-h-1", "0.01")

@@ -211,7 +211,9 @@ func TestRangeErrorKeepsItsCause(t *testing.T) {
 	fl := pflag.NewFlagSet("model", pflag.ContinueOnError)
 	p := model.Params{FPRate: 2}
 	addModelFlags(fl, &p)
-	cause := &model.FieldError{Kind: model.ErrBadParams, Field: "fp_rate", Value: "2", Msg: "not a rate in (0, 1)"}
+	bad := model.DefaultParams()
+	bad.FPRate = 2
+	_, cause := model.Evaluate(bad)
 	err := modelFields.badParams(cause, fl)
 	var re *rangeError
 	if !errors.As(err, &re) || re.Flag != "--fprate" || re.Value != "2" || re.Want != "a rate in (0, 1)" {

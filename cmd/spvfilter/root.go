@@ -486,7 +486,7 @@ func checkSharedFlag(f *pflag.Flag) {
 		f.DefValue = ""
 	}
 	if f.Name == "network" {
-		f.Usage = "network: " + networkNames()
+		f.Usage = "network `NET`: " + networkNames()
 	}
 }
 

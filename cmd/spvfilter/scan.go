@@ -204,7 +204,7 @@ func scanArgs(cmd *cobra.Command, args []string) error {
 func newScanCommand(a *app) *cobra.Command {
 	var fl scanFlags
 	cmd := &cobra.Command{
-		Use:     "scan --watch ITEM [--watch ITEM ...] [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] [--mode bip157|bip37]",
+		Use:     "scan --watch ITEM [--watch ITEM ...] [--peer HOST:PORT [--peer HOST:PORT ...] | --connect HOST:PORT [--connect HOST:PORT ...]] [--network NET] [--mode bip157|bip37]",
 		Short:   "Find the transactions of a watch list in the nodes' blocks, with BIP 37 or BIP 157",
 		Long:    scanLong,
 		Example: scanExample,
@@ -222,23 +222,23 @@ func newScanCommand(a *app) *cobra.Command {
 func (fl *scanFlags) register(f *pflag.FlagSet) {
 	fl.peerFlags.register(f)
 	f.StringVar(&fl.network, "network", "mainnet", networkNames())
-	f.StringVar(&fl.mode, "mode", "bip157", "bip37 or bip157")
-	f.StringArrayVar(&fl.watch, "watch", nil, "an address, hex output script or TXID:VOUT[:SCRIPT] outpoint to watch (repeatable)")
-	f.Int32Var(&fl.from, "from", 0, "first block height to scan (default 0, the genesis block)")
-	f.Int32Var(&fl.to, "to", 0, "last block height to scan (default the chain tip)")
+	f.StringVar(&fl.mode, "mode", "bip157", "`MODE`: bip37 or bip157")
+	f.StringArrayVar(&fl.watch, "watch", nil, "`ITEM` to watch: an address, hex output script or TXID:VOUT[:SCRIPT] outpoint (repeatable)")
+	f.Int32Var(&fl.from, "from", 0, "first block `HEIGHT` to scan (default 0, the genesis block)")
+	f.Int32Var(&fl.to, "to", 0, "last block `HEIGHT` to scan (default the chain tip)")
 	wantValues(f, wantHeight, "from", "to")
-	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait for the whole answer to any one request")
-	f.Float64Var(&fl.fpRate, "fprate", defaultScanFPRate, "bip37: the chance that a script or outpoint outside the watch list matches the filter sent, from its bits (the room left for found outpoints is filled with random elements to it): a node testing U scripts sees about U·rate others match, so the lower the rate, the surer it is of the wallet's")
-	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak, for tests (default a random one for every filter)")
-	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update rule: none, all or p2pubkey-only")
-	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan: a network's in DIR/NETWORK, such as DIR/regtest (give DIR, not DIR/regtest); one given must exist, so that a mistyped path is refused rather than started anew ('' for none; default: a directory per network under the user cache directory, created as needed, for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
-	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "bytes of verified filters kept in --datadir (0 for none)")
+	f.DurationVar(&fl.timeout, "timeout", peer.DefaultTimeout, "longest wait `DURATION` for the whole answer to any one request")
+	f.Float64Var(&fl.fpRate, "fprate", defaultScanFPRate, "bip37: `RATE`, the chance that a script or outpoint outside the watch list matches the filter sent, from its bits (the room left for found outpoints is filled with random elements to it): a node testing U scripts sees about U·rate others match, so the lower the rate, the surer it is of the wallet's")
+	f.Uint32Var(&fl.tweak, "tweak", 0, "BIP 37 filter tweak `T`, for tests (default a random one for every filter)")
+	f.StringVar(&fl.flags, "flags", "all", "BIP 37 update `RULE`: none, all or p2pubkey-only")
+	f.StringVar(&fl.datadir, "datadir", "", "directory for the chain state, resumed by the next scan: a network's in `DIR`/NETWORK, such as DIR/regtest (give DIR, not DIR/regtest); one given must exist, so that a mistyped path is refused rather than started anew ('' for none; default: a directory per network under the user cache directory, created as needed, for mainnet, testnet3, testnet4 and signet, none for regtest and simnet)")
+	f.Int64Var(&fl.filterCache, "filter-cache", store.DefaultFilterCacheBytes, "`BYTES` of verified filters kept in --datadir (0 for none)")
 	wantValues(f, "want a number of bytes, a whole number without a unit (268435456 is 256 MiB; 0 for none)", "filter-cache")
-	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "most fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
+	f.IntVar(&fl.maxReloads, "max-reloads", client.DefaultMaxReloads, "at most `N` fresh BIP 37 filters loaded in place of one the node makes match far beyond its rate (each tells the node more)")
 	f.BoolVar(&fl.isolate, "isolate", false, "bip157: fetch each block over a connection of its own through --proxy, with fresh SOCKS5 credentials, which Tor isolates on a circuit of its own: a node sees each block asked by a stranger (needs --proxy)")
-	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above P (0, the default, for none; else in (0, 1); while the covers are short, a scan first explores blocks for more, within --max-cover-blocks, and fetches, of the wallet's blocks, only those it explores as any other and, once, one of each of its chains until they meet P); bip37: size the filter, in place of --fprate, so that the model's E[P_h(N)] stays below P for the filtering peer")
+	f.Float64Var(&fl.privacyTarget, "privacy-target", 0, "bip157: fetch the blocks of cover scripts (kept in --datadir, the same every session) with the wallet's, so that a peer watching the downloads, or all of them together, gives no watched script a probability above `P` (0, the default, for none; else in (0, 1); while the covers are short, a scan first explores blocks for more, within --max-cover-blocks, and fetches, of the wallet's blocks, only those it explores as any other and, once, one of each of its chains until they meet P); bip37: size the filter, in place of --fprate, so that the model's E[P_h(N)] stays below P for the filtering peer")
 	f.BoolVar(&fl.newCovers, "new-covers", false, "with --privacy-target: start a new cover set in place of a damaged or deleted cover file (anyone holding earlier sessions can then strip the covers they fetched)")
-	f.IntVar(&fl.maxCoverBlock, "max-cover-blocks", 0, "with --privacy-target: most blocks a scan fetches only for covers, those explored to find them included (default 0: 4 times the wallet's; -1: no bound); covers still short within it stop the scan before any block of the wallet's is fetched (the next scan explores on), unless --allow-short-covers")
+	f.IntVar(&fl.maxCoverBlock, "max-cover-blocks", 0, "with --privacy-target: at most `N` blocks a scan fetches only for covers, those explored to find them included (default 0: 4 times the wallet's; -1: no bound); covers still short within it stop the scan before any block of the wallet's is fetched (the next scan explores on), unless --allow-short-covers")
 	f.BoolVar(&fl.allowShort, "allow-short-covers", false, "with --privacy-target: when the covers are short of the target within --max-cover-blocks, fetch the wallet's blocks anyway with the covers found, and report the target not met, instead of stopping before any is fetched (a peer that records the scan keeps what it exposed)")
 	fl.leak.register(f)
 	exampleValue(f, "privacy-target", "0.5")

@@ -95,7 +95,7 @@ type bip37LeakFlags struct {
 
 func (f *bip37LeakFlags) register(fs *pflag.FlagSet) {
 	fs.Uint64Var(&f.universe, "universe-size", model.DefaultParams().UniverseSize,
-		"bip37: scripts U a node tests against the filter, the wallet's included, for the leak report and --privacy-target (the default is privacy model's, a round figure for mainnet; Gervais et al. used 3.2e7)")
+		"bip37: scripts `U` a node tests against the filter, the wallet's included, for the leak report and --privacy-target (the default is privacy model's, a round figure for mainnet; Gervais et al. used 3.2e7)")
 	fs.Var(sizingValue{&f.sizing}, "sizing",
 		"bip37: sizing rule of the filter, for --fprate and --privacy-target: core (Bitcoin Core) or bitcoinj (bitcoinj, python-bitcoinlib: floating-point hash-function count)")
 }

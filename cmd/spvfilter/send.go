@@ -147,7 +147,7 @@ const sendExample = `  spvfilter send --connect 127.0.0.1:18444 --network regtes
 func newSendCommand(a *app) *cobra.Command {
 	var f sendFlags
 	cmd := &cobra.Command{
-		Use:     "send [--peer HOST:PORT... | --connect HOST:PORT...] [--network NET] TX_HEX|@FILE|-",
+		Use:     "send [--peer HOST:PORT [--peer HOST:PORT ...] | --connect HOST:PORT [--connect HOST:PORT ...]] [--network NET] TX_HEX|@FILE|-",
 		Short:   "Broadcast a signed transaction to the nodes",
 		Long:    sendLong,
 		Example: sendExample,
@@ -162,7 +162,7 @@ func newSendCommand(a *app) *cobra.Command {
 func (f *sendFlags) register(fl *pflag.FlagSet) {
 	f.peerFlags.register(fl)
 	fl.StringVar(&f.network, "network", "mainnet", networkNames())
-	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait for each node to ask for the transaction and to hold it (for the announcement of a node that is not btcd, 30s at least)")
+	fl.DurationVar(&f.timeout, "timeout", peer.DefaultTimeout, "longest wait `DURATION` for each node to ask for the transaction and to hold it (for the announcement of a node that is not btcd, 30s at least)")
 }
 
 // sendWords says in the tool's words why each peer did not take the

@@ -42,3 +42,24 @@ func TestSweepRangeWithoutStep(t *testing.T) {
 		})
 	}
 }
+
+// TestSweepNamesBadPart: a --sweep range with a part missing or not a
+// number is bad input that names the flag, the item, the part (START,
+// END, STEP or FACTOR) and the form of range it belongs to, with an
+// example of that form. Before, it said only `"" is not a number` of the
+// part and listed every form an item may take.
+func TestSweepNamesBadPart(t *testing.T) {
+	for sweep, want := range map[string]string{
+		"addresses=1..10:x":  `--sweep "addresses=1..10:x": addresses: "1..10:x": the FACTOR is missing: want START..END:xFACTOR, such as addresses=10..10000:x10`,
+		"addresses=1..10:":   `--sweep "addresses=1..10:": addresses: "1..10:": the STEP is missing: want START..END:STEP, such as addresses=10..100:10`,
+		"filters=..5":        `--sweep "filters=..5": filters: "..5": the START is missing: want START..END, such as filters=1..10`,
+		"fprate=0.001..z:x2": `--sweep "fprate=0.001..z:x2": fprate: "0.001..z:x2": the END "z" is not a number: want START..END:xFACTOR, such as fprate=0.00001..0.01:x10`,
+	} {
+		t.Run(sweep, func(t *testing.T) {
+			_, stderr, status := runCLI(t, "", "privacy", "model", "--sweep", sweep)
+			if status != exitBadInput || !strings.Contains(stderr, want) || strings.Contains(stderr, `"" is not a number`) {
+				t.Errorf("status %d, stderr %q: want status %d and %q", status, stderr, exitBadInput, want)
+			}
+		})
+	}
+}

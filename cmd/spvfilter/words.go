@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -278,59 +279,76 @@ func (ff fieldFlags) badParams(err error, fl *pflag.FlagSet) error {
 	return usageError{&restated{words(err), err}}
 }
 
-// Ranges as a library's model.FieldError states them, of the field alone.
-var (
-	fieldAtLeast    = regexp.MustCompile(`^must be at least (\d+)$`)
-	fieldNumAtLeast = regexp.MustCompile(`^must be a number, at least (\S+)$`)
-	fieldInInts     = regexp.MustCompile(`^not in (\d+)\.\.(\d+)$`)
-	fieldWithinInts = regexp.MustCompile(`^not within (\d+)\.\.(\d+)$`)
-	fieldWant       = regexp.MustCompile(`^want (.+)$`)
-	fieldAtMost     = regexp.MustCompile(`^at most (\d+)$`)
-	fieldRangeWords = map[string]string{
-		"not a rate in (0, 1)":                        "a rate in (0, 1)",
-		"not in [0, 1]":                               "a share from 0 to 1",
-		"not within (0, 1)":                           "X or MIN..MAX with 0 < MIN <= MAX < 1 (one rate, or a range drawn from)",
-		"the covered regime needs a target in (0, 1)": "a probability in (0, 1), the target the covered regime's clients draw covers to",
-	}
-)
+// fieldRangeNotes say, of a library field, why its range holds, after
+// the range in the tool's words.
+var fieldRangeNotes = map[string]string{
+	"fetch.cover_target": "the target the covered regime's clients draw covers to",
+}
 
 // fieldRange is the range, in the tool's words, of the number flag f
 // that a library's error of its field alone (fe) found its value out of:
-// fe's said again ("not in 0..10000": "a whole number from 0 to 10000"),
-// or, for a most alone, f's own words; "" for another flag or error.
+// fe's Range said again ({0, 10000, whole}: "a whole number from 0 to
+// 10000"), or, for a most alone, f's own words; "" for another flag or
+// an error without a range.
 func fieldRange(fe *model.FieldError, f *pflag.Flag) string {
-	if f == nil || !isNumberFlag(f) || fe.Other != "" {
+	if f == nil || !isNumberFlag(f) || fe.Other != "" || fe.Range == nil {
 		return ""
 	}
-	if w, ok := fieldRangeWords[fe.Msg]; ok {
-		return w
+	want := rangeWords(*fe.Range, f)
+	if note, ok := fieldRangeNotes[fe.Field]; ok && want != "" {
+		want += ", " + note
 	}
-	if m := fieldAtLeast.FindStringSubmatch(fe.Msg); m != nil {
+	return want
+}
+
+// rangeWords is r in the tool's words, for the number flag f.
+func rangeWords(r model.Range, f *pflag.Flag) string {
+	least, most := model.FormatBound(r.Least), model.FormatBound(r.Most)
+	switch {
+	case len(r.Words) > 0:
+		return r.WordList()
+	case r.Span && r.Whole && r.HasLeast && r.HasMost:
+		return fmt.Sprintf("N or MIN..MAX, whole numbers from %s to %s", least, most)
+	case r.Span && r.HasLeast && r.HasMost:
+		return fmt.Sprintf("X or MIN..MAX with %s %s MIN <= MAX %s %s (one %s, or a range drawn from)",
+			least, lessThan(r.LeastOpen), lessThan(r.MostOpen), most, cmp.Or(r.Of, "number"))
+	case r.Span:
+		return ""
+	case r.HasLeast && !r.HasMost && r.Whole:
 		if f.Value.Type() == "uint32" {
-			return fmt.Sprintf("a whole number from %s to %d", m[1], uint32(math.MaxUint32))
+			return fmt.Sprintf("a whole number from %s to %d", least, uint32(math.MaxUint32))
 		}
-		return "a whole number, at least " + m[1]
-	}
-	if m := fieldNumAtLeast.FindStringSubmatch(fe.Msg); m != nil {
-		return "a number, at least " + m[1]
-	}
-	if m := fieldInInts.FindStringSubmatch(fe.Msg); m != nil {
-		return fmt.Sprintf("a whole number from %s to %s", m[1], m[2])
-	}
-	if m := fieldWithinInts.FindStringSubmatch(fe.Msg); m != nil {
-		return fmt.Sprintf("N or MIN..MAX, whole numbers from %s to %s", m[1], m[2])
-	}
-	if m := fieldWant.FindStringSubmatch(fe.Msg); m != nil {
-		return m[1]
-	}
-	if m := fieldAtMost.FindStringSubmatch(fe.Msg); m != nil {
+		return "a whole number, at least " + least
+	case r.HasLeast && !r.HasMost:
+		return "a number, at least " + least
+	case r.HasMost && !r.HasLeast:
 		// The least is the flag's to say.
 		if w := f.Annotations[wantAnnotation]; len(w) == 1 {
 			return strings.TrimPrefix(w[0], "want ")
 		}
-		return "a whole number, at most " + m[1]
+		if r.Whole {
+			return "a whole number, at most " + most
+		}
+		return "a number, at most " + most
+	case !r.HasLeast:
+		return ""
+	case r.Whole:
+		return fmt.Sprintf("a whole number from %s to %s", least, most)
+	case r.LeastOpen || r.MostOpen:
+		return fmt.Sprintf("a %s in %s", cmp.Or(r.Of, "number"), r.Interval())
+	case r.Of == "" && r.Least == 0 && r.Most == 1:
+		return "a share from 0 to 1"
 	}
-	return ""
+	return fmt.Sprintf("a %s from %s to %s", cmp.Or(r.Of, "number"), least, most)
+}
+
+// lessThan is the comparison that keeps a value inside an end of a
+// range: "<" for an open end, "<=" for a closed one.
+func lessThan(open bool) string {
+	if open {
+		return "<"
+	}
+	return "<="
 }
 
 // flagAndValue is "--name value", as an error names a flag.

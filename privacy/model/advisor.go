@@ -196,7 +196,7 @@ func (p AdviceParams) validate() error {
 		x     float64
 	}{{"target_p_h_1", p.TargetPH1}, {"target_p_h_all", p.TargetPHAll}} {
 		if t.x != 0 && !(t.x > 0 && t.x < 1) {
-			return badField(t.field, t.x, "not a probability in (0, 1)")
+			return outOf(t.field, t.x, Between("probability", 0, 1, true, true))
 		}
 	}
 	if p.TargetPH1 == 0 && p.TargetPHAll == 0 {

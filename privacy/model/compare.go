@@ -78,11 +78,11 @@ func Compare(p CompareParams) (*Comparison, error) {
 	p.Model = m.Params
 	switch {
 	case p.WatchPerAddress == 0:
-		return nil, badField("watch_per_address", p.WatchPerAddress, "must be at least 1")
+		return nil, outOf("watch_per_address", p.WatchPerAddress, WholeAtLeast(1))
 	case p.ElementsPerBlock == 0:
-		return nil, badField("elements_per_block", p.ElementsPerBlock, "must be at least 1")
+		return nil, outOf("elements_per_block", p.ElementsPerBlock, WholeAtLeast(1))
 	case p.Blocks == 0:
-		return nil, badField("blocks", p.Blocks, "must be at least 1")
+		return nil, outOf("blocks", p.Blocks, WholeAtLeast(1))
 	case p.WalletBlocks > p.Blocks:
 		return nil, boundBy("wallet_blocks", p.WalletBlocks, "blocks", p.Blocks, p.Blocks, "more than the %d blocks scanned", p.Blocks)
 	case uint64(p.Appearances) > p.Blocks:

@@ -41,11 +41,11 @@ type FetchSide struct {
 func fetchSide(p CompareParams, fpBlocks float64) (FetchSide, error) {
 	switch {
 	case p.Appearances == 0:
-		return FetchSide{}, badField("appearances", p.Appearances, "must be at least 1")
+		return FetchSide{}, outOf("appearances", p.Appearances, WholeAtLeast(1))
 	case !(p.Decoys >= 0) || math.IsInf(p.Decoys, 0):
-		return FetchSide{}, badField("decoys", p.Decoys, "must be a number, at least 0")
+		return FetchSide{}, outOf("decoys", p.Decoys, NumberAtLeast(0))
 	case p.Peers == 0:
-		return FetchSide{}, badField("peer_count", p.Peers, "must be at least 1")
+		return FetchSide{}, outOf("peer_count", p.Peers, WholeAtLeast(1))
 	}
 	k := uint64(p.Appearances)
 	b := float64(p.Blocks)

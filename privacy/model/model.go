@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/spvfilter/spvfilter/bip37"
 )
@@ -20,6 +22,11 @@ type FieldError struct {
 	Field string // the field's JSON key, such as "fp_rate"
 	Value string // its value
 	Msg   string // what is wrong with it
+	// Range, when not nil, is the values the field takes by a rule of
+	// the field alone, as data, so that a caller can state the range in
+	// its own words without reading Msg; Msg is then Range.Refusal(),
+	// or says more than the range (why the field must hold it).
+	Range *Range
 	// Other is, for a rule that bounds the field by another, the other
 	// field's JSON key, and OtherValue its value; both are "" for a rule
 	// of the field alone. (A rule of Params: universe_size by addresses,
@@ -40,10 +47,135 @@ func (e *FieldError) Error() string {
 // Unwrap returns the error's kind.
 func (e *FieldError) Unwrap() error { return e.Kind }
 
+// OutOfRange is the error, of kind kind, of the field of value v outside
+// r: its Msg is r.Refusal(), built from the same data as its Range.
+func OutOfRange(kind error, field string, v any, r Range) *FieldError {
+	return &FieldError{Kind: kind, Field: field, Value: fmt.Sprint(v), Msg: r.Refusal(), Range: &r}
+}
+
+// Range is the values a field takes, as data. A Range with Words takes
+// those words (or values) alone. One without is an interval of numbers,
+// of whole numbers only if Whole: from Least if HasLeast, to Most if
+// HasMost, an end excluded if its LeastOpen or MostOpen is set. Span
+// says the field is one value or a pair MIN..MAX of them, each in the
+// interval. Of names what a value is ("rate", "probability"), "" for a
+// number.
+type Range struct {
+	Words               []string
+	Whole               bool
+	Least, Most         float64
+	HasLeast, HasMost   bool
+	LeastOpen, MostOpen bool
+	Span                bool
+	Of                  string
+}
+
+// WholeAtLeast is the range of the whole numbers from least.
+func WholeAtLeast(least int64) Range {
+	return Range{Whole: true, Least: float64(least), HasLeast: true}
+}
+
+// WholeAtMost is the range of the whole numbers to most (the field's
+// type or another rule sets the least).
+func WholeAtMost(most int64) Range {
+	return Range{Whole: true, Most: float64(most), HasMost: true}
+}
+
+// WholeIn is the range of the whole numbers from least to most.
+func WholeIn(least, most int64) Range {
+	return Range{Whole: true, Least: float64(least), Most: float64(most), HasLeast: true, HasMost: true}
+}
+
+// NumberAtLeast is the range of the numbers from least.
+func NumberAtLeast(least float64) Range {
+	return Range{Least: least, HasLeast: true}
+}
+
+// Between is the range of the numbers of what of (a "rate"; "" for
+// numbers) from least to most, an end excluded if its open flag is set.
+func Between(of string, least, most float64, leastOpen, mostOpen bool) Range {
+	return Range{Least: least, Most: most, HasLeast: true, HasMost: true, LeastOpen: leastOpen, MostOpen: mostOpen, Of: of}
+}
+
+// OneOf is the range of the words given.
+func OneOf(words ...string) Range { return Range{Words: words} }
+
+// Spanned is r for a field that holds one value or a pair MIN..MAX of
+// values in r.
+func (r Range) Spanned() Range {
+	r.Span = true
+	return r
+}
+
+// Refusal says, in the words of the library's errors, that a value is
+// outside r: "not in 0..10000", "must be at least 1", "not a rate in
+// (0, 1)", "want 1 or 2".
+func (r Range) Refusal() string {
+	switch {
+	case len(r.Words) > 0:
+		return "want " + r.WordList()
+	case r.Span:
+		return "not within " + r.Interval()
+	case r.HasLeast && !r.HasMost && r.Whole:
+		return "must be at least " + FormatBound(r.Least)
+	case r.HasLeast && !r.HasMost:
+		return "must be a number, at least " + FormatBound(r.Least)
+	case r.HasMost && !r.HasLeast && r.Whole:
+		return "at most " + FormatBound(r.Most)
+	case r.HasMost && !r.HasLeast:
+		return "must be a number, at most " + FormatBound(r.Most)
+	case r.Of != "":
+		return "not a " + r.Of + " in " + r.Interval()
+	}
+	return "not in " + r.Interval()
+}
+
+// WordList is r's words as a choice: "1 or 2", "one of a, b, c".
+func (r Range) WordList() string {
+	switch len(r.Words) {
+	case 0:
+		return ""
+	case 1:
+		return r.Words[0]
+	case 2:
+		return r.Words[0] + " or " + r.Words[1]
+	}
+	return "one of " + strings.Join(r.Words, ", ")
+}
+
+// Interval is r's ends as the library writes them: "0..10000" for whole
+// numbers, "(0, 1)" or "[0, 1]" for others, an end r lacks left empty.
+func (r Range) Interval() string {
+	least, most := "", ""
+	if r.HasLeast {
+		least = FormatBound(r.Least)
+	}
+	if r.HasMost {
+		most = FormatBound(r.Most)
+	}
+	if r.Whole {
+		return least + ".." + most
+	}
+	open, shut := "[", "]"
+	if r.LeastOpen {
+		open = "("
+	}
+	if r.MostOpen {
+		shut = ")"
+	}
+	return open + least + ", " + most + shut
+}
+
+// FormatBound writes an end of a range in digits: 4294967295, 0.5.
+func FormatBound(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
+
 // badField is an ErrBadParams naming the parameter field of value v.
 func badField(field string, v any, format string, args ...any) error {
 	return &FieldError{Kind: ErrBadParams, Field: field, Value: fmt.Sprint(v), Msg: fmt.Sprintf(format, args...)}
 }
+
+// outOf is an ErrBadParams of the parameter field of value v outside r.
+func outOf(field string, v any, r Range) error { return OutOfRange(ErrBadParams, field, v, r) }
 
 // boundBy is an ErrBadParams of the field of value v that a rule bounds
 // by the other field, of value ov: it names the other field and its
@@ -156,23 +288,26 @@ type Result struct {
 	Warnings []string `json:"warnings"`
 }
 
+// maxFilters is the most filters Params holds.
+const maxFilters = 1000
+
 // validate checks the parameters' domain.
 func (p Params) validate() error {
 	switch {
 	case p.Addresses == 0:
-		return badField("addresses", p.Addresses, "must be at least 1")
+		return outOf("addresses", p.Addresses, WholeAtLeast(1))
 	case !(p.FPRate > 0 && p.FPRate < 1):
-		return badField("fp_rate", p.FPRate, "not a rate in (0, 1)")
+		return outOf("fp_rate", p.FPRate, Between("rate", 0, 1, true, true))
 	case p.ElementsPerAddress == 0:
-		return badField("elements_per_address", p.ElementsPerAddress, "must be at least 1")
+		return outOf("elements_per_address", p.ElementsPerAddress, WholeAtLeast(1))
 	case p.PairTest && p.ElementsPerAddress < 2:
 		return badField("pair_test", p.PairTest, "needs 2 elements per address (the key and its hash), not %d", p.ElementsPerAddress)
 	case p.UniverseSize < uint64(p.Addresses):
 		// A least, not a most: the universe holds the wallet's addresses.
 		return boundBy("universe_size", p.UniverseSize, "addresses", p.Addresses, nil,
 			"smaller than the wallet's %d addresses, which it includes", p.Addresses)
-	case p.Filters > 1000:
-		return badField("filters", p.Filters, "at most 1000")
+	case p.Filters > maxFilters:
+		return outOf("filters", p.Filters, WholeAtMost(maxFilters))
 	}
 	if err := checkSizing(p.Sizing); err != nil {
 		return err

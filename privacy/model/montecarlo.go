@@ -67,13 +67,13 @@ func MonteCarlo(p Params, opts MonteCarloOptions) (*MonteCarloResult, error) {
 	}
 	p = model.Params
 	if opts.Trials < 2 {
-		return nil, badField("trials", opts.Trials, "must be at least 2")
+		return nil, outOf("trials", opts.Trials, WholeAtLeast(2))
 	}
 	if model.Elements > 1_000_000 {
 		return nil, badField("addresses", p.Addresses, "Monte Carlo builds at most 1000000 wallet elements, not %d", model.Elements)
 	}
 	if opts.Trials > 1_000_000 {
-		return nil, badField("trials", opts.Trials, "at most 1000000")
+		return nil, outOf("trials", opts.Trials, WholeAtMost(1_000_000))
 	}
 	others := p.UniverseSize - uint64(p.Addresses)
 	sample := opts.Sample

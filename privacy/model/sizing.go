@@ -26,7 +26,11 @@ var SizingRules = bip37.Sizings
 func ParseSizingRule(s string) (SizingRule, error) {
 	r, err := bip37.ParseSizing(s)
 	if err != nil {
-		return "", badField("sizing", fmt.Sprintf("%q", s), "not core or bitcoinj")
+		words := make([]string, len(SizingRules))
+		for i, r := range SizingRules {
+			words[i] = string(r)
+		}
+		return "", outOf("sizing", fmt.Sprintf("%q", s), OneOf(words...))
 	}
 	return r, nil
 }

@@ -52,7 +52,11 @@ func ParseSweep(spec string) (Sweep, error) {
 		item = strings.TrimSpace(item)
 		vals, err := parseSweepItem(item)
 		var ne *numberError
+		var pe *SweepPartError
 		switch {
+		case errors.As(err, &pe):
+			pe.Var = name
+			return Sweep{}, fmt.Errorf("%w: %s: %q: %w", ErrBadSweep, name, item, err)
 		case errors.As(err, &ne) || errors.Is(err, errEmptyValue):
 			return Sweep{}, fmt.Errorf("%w: %s: %q: %w; want %s", ErrBadSweep, name, item, err, sweepItemForms)
 		case err != nil:
@@ -81,11 +85,18 @@ func parseSweepItem(item string) ([]float64, error) {
 		return []float64{v}, err
 	}
 	hi, step, hasStep := strings.Cut(rest, ":")
-	start, err := parseNumber(lo)
+	form := "START..END"
+	switch {
+	case hasStep && strings.HasPrefix(step, "x"):
+		form = "START..END:xFACTOR"
+	case hasStep:
+		form = "START..END:STEP"
+	}
+	start, err := parsePart(lo, "START", form)
 	if err != nil {
 		return nil, err
 	}
-	end, err := parseNumber(hi)
+	end, err := parsePart(hi, "END", form)
 	if err != nil {
 		return nil, err
 	}
@@ -94,11 +105,12 @@ func parseSweepItem(item string) ([]float64, error) {
 	}
 	geometric, inc := false, 1.0
 	if hasStep {
+		part := "STEP"
 		if strings.HasPrefix(step, "x") {
-			geometric = true
+			geometric, part = true, "FACTOR"
 			step = step[1:]
 		}
-		if inc, err = parseNumber(step); err != nil {
+		if inc, err = parsePart(step, part, form); err != nil {
 			return nil, err
 		}
 	}
@@ -133,6 +145,54 @@ func parseSweepItem(item string) ([]float64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// sweepFormExamples are, for each variable, a sweep of each form of a
+// range (fprate's START..END has a step: the default step 1 leaves one
+// rate).
+var sweepFormExamples = map[string]map[string]string{
+	"addresses":     {"START..END": "10..100", "START..END:STEP": "10..100:10", "START..END:xFACTOR": "10..10000:x10"},
+	"filters":       {"START..END": "1..10", "START..END:STEP": "1..10:3", "START..END:xFACTOR": "1..16:x2"},
+	"universe-size": {"START..END": "1000..1010", "START..END:STEP": "1000..10000:1000", "START..END:xFACTOR": "1000..10000000:x10"},
+	"fprate":        {"START..END": "0.001..0.01:0.001", "START..END:STEP": "0.001..0.01:0.001", "START..END:xFACTOR": "0.00001..0.01:x10"},
+}
+
+// SweepPartError is a part of a range in a sweep's list (its START, END,
+// STEP, or the FACTOR after x) that is missing or is no number. It wraps
+// strconv's error where there is one.
+type SweepPartError struct {
+	Var  string // the variable swept, as "addresses"
+	Part string // "START", "END", "STEP" or "FACTOR"
+	Text string // the part as given; "" when it is missing
+	Form string // the range's form: "START..END", "START..END:STEP" or "START..END:xFACTOR"
+	err  error
+}
+
+func (e *SweepPartError) Error() string {
+	what := fmt.Sprintf("the %s %q is not a number", e.Part, e.Text)
+	if e.Text == "" {
+		what = "the " + e.Part + " is missing"
+	}
+	if example, ok := sweepFormExamples[e.Var][e.Form]; ok {
+		return fmt.Sprintf("%s: want %s, such as %s=%s", what, e.Form, e.Var, example)
+	}
+	return fmt.Sprintf("%s: want %s", what, e.Form)
+}
+
+// Unwrap returns strconv's error, or nil.
+func (e *SweepPartError) Unwrap() error { return e.err }
+
+// parsePart reads the part (as "END") of a range of the form given: a
+// part that is missing or no number is a *SweepPartError, one a float64
+// cannot hold the *numberError of parseNumber.
+func parsePart(s, part, form string) (float64, error) {
+	v, err := parseNumber(s)
+	var ne *numberError
+	var fr *FloatRangeError
+	if errors.As(err, &ne) && !errors.As(err, &fr) {
+		return 0, &SweepPartError{Part: part, Text: strings.TrimSpace(s), Form: form, err: ne.err}
+	}
+	return v, err
 }
 
 // sweepItemForms says what one item of a sweep's list may be.

@@ -78,7 +78,7 @@ func TestParseSweepErrorsSayWhatIsWanted(t *testing.T) {
 		message string
 	}{
 		{"addresses=x", true, `addresses: "x": "x" is not a number; want each comma-separated item a number, START..END`},
-		{"addresses=1..5:xq", true, `"q" is not a number; want`},
+		{"addresses=1..5:xq", true, `the FACTOR "q" is not a number: want START..END:xFACTOR`},
 		{"fprate=1e400", true, `fprate: "1e400": 1e400 is above the largest number a float can hold (about 1.8e308); want`},
 		{"fprate=1e-400", false, `fprate: "1e-400": 1e-400 is below the smallest number above 0 a float can hold (about 5e-324): it would be read as 0; want`},
 		{"fprate=1e-9..1e-400:x10", false, `"1e-9..1e-400:x10": 1e-400 is below the smallest number above 0 a float can hold`},
@@ -93,6 +93,47 @@ func TestParseSweepErrorsSayWhatIsWanted(t *testing.T) {
 		var ne *strconv.NumError
 		if !errors.Is(err, ErrBadSweep) || errors.As(err, &ne) != tc.numErr || !strings.Contains(fmt.Sprint(err), tc.message) {
 			t.Errorf("%q: %v (wraps a *strconv.NumError: %v), want %q (wrapping one: %v)", tc.spec, err, errors.As(err, &ne), tc.message, tc.numErr)
+		}
+	}
+}
+
+// TestParseSweepNamesBadPart: a part of a range that is missing or no
+// number is named (START, END, STEP or FACTOR), with the form of the
+// range it belongs to and a sweep of that form for the variable, which
+// parses. Before, the message was strconv's about the part alone (""
+// is not a number) and the forms of every item.
+func TestParseSweepNamesBadPart(t *testing.T) {
+	for _, tt := range []struct {
+		spec, part, text, form string
+		message                string
+	}{
+		{"addresses=1..10:x", "FACTOR", "", "START..END:xFACTOR",
+			`addresses: "1..10:x": the FACTOR is missing: want START..END:xFACTOR, such as addresses=10..10000:x10`},
+		{"addresses=1..10:", "STEP", "", "START..END:STEP", `the STEP is missing: want START..END:STEP, such as addresses=10..100:10`},
+		{"filters=1..", "END", "", "START..END", `filters: "1..": the END is missing: want START..END, such as filters=1..10`},
+		{"universe-size=..5", "START", "", "START..END", `the START is missing: want START..END, such as universe-size=1000..1010`},
+		{"fprate=0.1..b:0.1", "END", "b", "START..END:STEP", `the END "b" is not a number: want START..END:STEP, such as fprate=0.001..0.01:0.001`},
+		{"fprate=0.001..0.1:xq", "FACTOR", "q", "START..END:xFACTOR", `the FACTOR "q" is not a number: want START..END:xFACTOR, such as fprate=0.00001..0.01:x10`},
+	} {
+		_, err := ParseSweep(tt.spec)
+		var pe *SweepPartError
+		if !errors.Is(err, ErrBadSweep) || !errors.As(err, &pe) {
+			t.Errorf("%s: %v, want an ErrBadSweep wrapping a *SweepPartError", tt.spec, err)
+			continue
+		}
+		if pe.Part != tt.part || pe.Text != tt.text || pe.Form != tt.form || !strings.Contains(err.Error(), tt.message) {
+			t.Errorf("%s: %v (part %q %q, form %q), want part %q %q, form %q, saying %q", tt.spec, err, pe.Part, pe.Text, pe.Form, tt.part, tt.text, tt.form, tt.message)
+		}
+		example := tt.message[strings.LastIndex(tt.message, "such as ")+len("such as "):]
+		if _, err := ParseSweep(example); err != nil {
+			t.Errorf("%s: the example %s: %v", tt.spec, example, err)
+		}
+	}
+	for v, forms := range sweepFormExamples {
+		for form, example := range forms {
+			if _, err := ParseSweep(v + "=" + example); err != nil {
+				t.Errorf("the example of %s for %s: %v", form, v, err)
+			}
 		}
 	}
 }

@@ -205,32 +205,34 @@ func (o *Options) validate() error {
 		return err
 	}
 	checks := []optionCheck{
-		{o.Wallets >= 0 && o.Wallets <= maxWallets, "wallet_count", o.Wallets, fmt.Sprintf("not in 0..%d", maxWallets)},
-		{o.Sessions.Min >= 1 && o.Sessions.Max <= maxSessions && o.Sessions.Min <= o.Sessions.Max, "sessions_per_wallet", o.Sessions, fmt.Sprintf("not within 1..%d", maxSessions)},
-		{o.Addresses.Min >= 1 && o.Addresses.Max <= maxAddresses && o.Addresses.Min <= o.Addresses.Max, "addresses_per_wallet", o.Addresses, fmt.Sprintf("not within 1..%d", maxAddresses)},
-		{uint64(o.Wallets)*uint64(max(o.Addresses.Max, 0)) <= maxTotalAddresses, "wallet_count", o.Wallets, fmt.Sprintf("wallets of up to %d addresses: more than %d addresses", o.Addresses.Max, maxTotalAddresses)},
-		{o.FPRate.Min > 0 && o.FPRate.Max < 1 && o.FPRate.Min <= o.FPRate.Max, "fp_rate_range", o.FPRate, "not within (0, 1)"},
-		{o.Sizing == model.SizingCore || o.Sizing == model.SizingBitcoinj, "sizing", fmt.Sprintf("%q", o.Sizing), fmt.Sprintf("want %s or %s", model.SizingCore, model.SizingBitcoinj)},
-		{o.ElementsPerAddress == 1 || o.ElementsPerAddress == 2, "elements_per_address", o.ElementsPerAddress, "want 1 or 2"},
-		{o.ExtraElements >= 0 && o.ExtraElements <= maxAddresses, "extra_elements", o.ExtraElements, fmt.Sprintf("not in 0..%d", maxAddresses)},
-		{o.PayFraction >= 0 && o.PayFraction <= 1, "pay_fraction", o.PayFraction, "not in [0, 1]"},
-		{o.FilterAddFraction >= 0 && o.FilterAddFraction <= 1, "filteradd_fraction", o.FilterAddFraction, "not in [0, 1]"},
-		{o.Noise >= 0 && o.Noise <= maxSpecial, "noise_session_count", o.Noise, fmt.Sprintf("not in 0..%d", maxSpecial)},
-		{o.Degenerate >= 0 && o.Degenerate <= maxSpecial, "degenerate_session_count", o.Degenerate, fmt.Sprintf("not in 0..%d", maxSpecial)},
-		{o.Chain.Blocks >= 10 && o.Chain.Blocks <= maxBlocks, "chain.block_count", o.Chain.Blocks, fmt.Sprintf("not in 10..%d", maxBlocks)},
-		{o.Chain.TxsPerBlock >= 1 && o.Chain.TxsPerBlock <= maxTxsPerBlock, "chain.txs_per_block", o.Chain.TxsPerBlock, fmt.Sprintf("not in 1..%d", maxTxsPerBlock)},
-		{int64(o.Chain.Blocks)*int64(o.Chain.TxsPerBlock) <= MaxChainTransactions, "chain.block_count",
-			bound{o.Chain.Blocks, "chain.txs_per_block", o.Chain.TxsPerBlock, MaxChainTransactions / max(o.Chain.TxsPerBlock, 1)},
-			fmt.Sprintf("with chain.txs_per_block %d, more than the %d transactions of a chain: at most %d blocks", o.Chain.TxsPerBlock, MaxChainTransactions, MaxChainTransactions/max(o.Chain.TxsPerBlock, 1))},
-		{o.Wallets+o.Noise+o.Degenerate+o.Fetch.Wallets+o.Fetch.Noise > 0, "", nil, "nothing to simulate: no wallet and no noise or degenerate session on either side"},
-		{o.Wallets == 0 || o.Wallets > 1 || o.PayFraction == 0, "pay_fraction", o.PayFraction, "a wallet can only pay another: it needs two wallets"},
-		{o.Wallets*o.Sessions.Max+o.Noise+o.Degenerate <= maxTotalSessions, "wallet_count", o.Wallets, fmt.Sprintf("wallets of up to %d sessions, %d noise and %d degenerate: more than %d sessions", o.Sessions.Max, o.Noise, o.Degenerate, maxTotalSessions)},
+		inRange(o.Wallets >= 0 && o.Wallets <= maxWallets, "wallet_count", o.Wallets, model.WholeIn(0, maxWallets)),
+		inRange(o.Sessions.Min >= 1 && o.Sessions.Max <= maxSessions && o.Sessions.Min <= o.Sessions.Max, "sessions_per_wallet", o.Sessions, model.WholeIn(1, maxSessions).Spanned()),
+		inRange(o.Addresses.Min >= 1 && o.Addresses.Max <= maxAddresses && o.Addresses.Min <= o.Addresses.Max, "addresses_per_wallet", o.Addresses, model.WholeIn(1, maxAddresses).Spanned()),
+		{ok: uint64(o.Wallets)*uint64(max(o.Addresses.Max, 0)) <= maxTotalAddresses, field: "wallet_count", value: o.Wallets, msg: fmt.Sprintf("wallets of up to %d addresses: more than %d addresses", o.Addresses.Max, maxTotalAddresses)},
+		inRange(o.FPRate.Min > 0 && o.FPRate.Max < 1 && o.FPRate.Min <= o.FPRate.Max, "fp_rate_range", o.FPRate, model.Between("rate", 0, 1, true, true).Spanned()),
+		inRange(o.Sizing == model.SizingCore || o.Sizing == model.SizingBitcoinj, "sizing", fmt.Sprintf("%q", o.Sizing), model.OneOf(string(model.SizingCore), string(model.SizingBitcoinj))),
+		inRange(o.ElementsPerAddress == 1 || o.ElementsPerAddress == 2, "elements_per_address", o.ElementsPerAddress, model.OneOf("1", "2")),
+		inRange(o.ExtraElements >= 0 && o.ExtraElements <= maxAddresses, "extra_elements", o.ExtraElements, model.WholeIn(0, maxAddresses)),
+		inRange(o.PayFraction >= 0 && o.PayFraction <= 1, "pay_fraction", o.PayFraction, model.Between("", 0, 1, false, false)),
+		inRange(o.FilterAddFraction >= 0 && o.FilterAddFraction <= 1, "filteradd_fraction", o.FilterAddFraction, model.Between("", 0, 1, false, false)),
+		inRange(o.Noise >= 0 && o.Noise <= maxSpecial, "noise_session_count", o.Noise, model.WholeIn(0, maxSpecial)),
+		inRange(o.Degenerate >= 0 && o.Degenerate <= maxSpecial, "degenerate_session_count", o.Degenerate, model.WholeIn(0, maxSpecial)),
+		inRange(o.Chain.Blocks >= 10 && o.Chain.Blocks <= maxBlocks, "chain.block_count", o.Chain.Blocks, model.WholeIn(10, maxBlocks)),
+		inRange(o.Chain.TxsPerBlock >= 1 && o.Chain.TxsPerBlock <= maxTxsPerBlock, "chain.txs_per_block", o.Chain.TxsPerBlock, model.WholeIn(1, maxTxsPerBlock)),
+		{ok: int64(o.Chain.Blocks)*int64(o.Chain.TxsPerBlock) <= MaxChainTransactions, field: "chain.block_count",
+			value: bound{o.Chain.Blocks, "chain.txs_per_block", o.Chain.TxsPerBlock, MaxChainTransactions / max(o.Chain.TxsPerBlock, 1)},
+			msg:   fmt.Sprintf("with chain.txs_per_block %d, more than the %d transactions of a chain: at most %d blocks", o.Chain.TxsPerBlock, MaxChainTransactions, MaxChainTransactions/max(o.Chain.TxsPerBlock, 1))},
+		{ok: o.Wallets+o.Noise+o.Degenerate+o.Fetch.Wallets+o.Fetch.Noise > 0, msg: "nothing to simulate: no wallet and no noise or degenerate session on either side"},
+		{ok: o.Wallets == 0 || o.Wallets > 1 || o.PayFraction == 0, field: "pay_fraction", value: o.PayFraction, msg: "a wallet can only pay another: it needs two wallets"},
+		{ok: o.Wallets*o.Sessions.Max+o.Noise+o.Degenerate <= maxTotalSessions, field: "wallet_count", value: o.Wallets, msg: fmt.Sprintf("wallets of up to %d sessions, %d noise and %d degenerate: more than %d sessions", o.Sessions.Max, o.Noise, o.Degenerate, maxTotalSessions)},
 	}
 	if err := firstFailed(checks); err != nil {
 		return err
 	}
 	if o.Regime == RegimeCovered && o.Fetch.Wallets > 0 && !(o.Fetch.CoverTarget > 0 && o.Fetch.CoverTarget < 1) {
-		return &model.FieldError{Kind: ErrBadOptions, Field: "fetch.cover_target", Value: fmt.Sprint(o.Fetch.CoverTarget), Msg: "the covered regime needs a target in (0, 1)"}
+		fe := model.OutOfRange(ErrBadOptions, "fetch.cover_target", o.Fetch.CoverTarget, model.Between("probability", 0, 1, true, true))
+		fe.Msg = "the covered regime needs a target in (0, 1)"
+		return fe
 	}
 	return o.Fetch.validate(o.Chain.Blocks)
 }
@@ -240,13 +242,13 @@ func (f *FetchOptions) validate(blocks int) error {
 		return nil
 	}
 	return firstFailed([]optionCheck{
-		{f.Wallets >= 0 && f.Wallets <= maxFetchWallets, "fetch.wallet_count", f.Wallets, fmt.Sprintf("not in 0..%d", maxFetchWallets)},
-		{f.Sessions.Min >= 1 && f.Sessions.Max <= maxSessions && f.Sessions.Min <= f.Sessions.Max, "fetch.sessions_per_wallet", f.Sessions, fmt.Sprintf("not within 1..%d", maxSessions)},
-		{f.Payments.Min >= 1 && f.Payments.Max <= maxPayments && f.Payments.Min <= f.Payments.Max, "fetch.payments_per_wallet", f.Payments, fmt.Sprintf("not within 1..%d", maxPayments)},
-		{f.Payers.Min >= 1 && f.Payers.Max <= maxPayments && f.Payers.Min <= f.Payers.Max, "fetch.payers_per_wallet", f.Payers, fmt.Sprintf("not within 1..%d", maxPayments)},
+		inRange(f.Wallets >= 0 && f.Wallets <= maxFetchWallets, "fetch.wallet_count", f.Wallets, model.WholeIn(0, maxFetchWallets)),
+		inRange(f.Sessions.Min >= 1 && f.Sessions.Max <= maxSessions && f.Sessions.Min <= f.Sessions.Max, "fetch.sessions_per_wallet", f.Sessions, model.WholeIn(1, maxSessions).Spanned()),
+		inRange(f.Payments.Min >= 1 && f.Payments.Max <= maxPayments && f.Payments.Min <= f.Payments.Max, "fetch.payments_per_wallet", f.Payments, model.WholeIn(1, maxPayments).Spanned()),
+		inRange(f.Payers.Min >= 1 && f.Payers.Max <= maxPayments && f.Payers.Min <= f.Payers.Max, "fetch.payers_per_wallet", f.Payers, model.WholeIn(1, maxPayments).Spanned()),
 		decoysCheck(f.Decoys, blocks),
-		{f.Noise >= 0 && f.Noise <= maxSpecial, "fetch.noise_session_count", f.Noise, fmt.Sprintf("not in 0..%d", maxSpecial)},
-		{f.Wallets*f.Sessions.Max+f.Noise <= maxTotalSessions, "fetch.wallet_count", f.Wallets, fmt.Sprintf("fetch wallets of up to %d sessions and %d noise sessions: more than %d", f.Sessions.Max, f.Noise, maxTotalSessions)},
+		inRange(f.Noise >= 0 && f.Noise <= maxSpecial, "fetch.noise_session_count", f.Noise, model.WholeIn(0, maxSpecial)),
+		{ok: f.Wallets*f.Sessions.Max+f.Noise <= maxTotalSessions, field: "fetch.wallet_count", value: f.Wallets, msg: fmt.Sprintf("fetch wallets of up to %d sessions and %d noise sessions: more than %d", f.Sessions.Max, f.Noise, maxTotalSessions)},
 	})
 }
 
@@ -257,20 +259,28 @@ func (f *FetchOptions) validate(blocks int) error {
 func decoysCheck(decoys, blocks int) optionCheck {
 	ok := decoys >= 0 && decoys <= maxDecoys && decoys < blocks/2
 	if half := max(blocks/2-1, 0); half < maxDecoys {
-		return optionCheck{ok, "fetch.decoys_per_session", bound{decoys, "chain.block_count", blocks, half},
-			fmt.Sprintf("not in 0..%d: fewer than half of chain.block_count %d", half, blocks)}
+		return optionCheck{ok: ok, field: "fetch.decoys_per_session", value: bound{decoys, "chain.block_count", blocks, half},
+			msg: fmt.Sprintf("not in 0..%d: fewer than half of chain.block_count %d", half, blocks)}
 	}
-	return optionCheck{ok, "fetch.decoys_per_session", decoys, fmt.Sprintf("not in 0..%d", maxDecoys)}
+	return inRange(ok, "fetch.decoys_per_session", decoys, model.WholeIn(0, maxDecoys))
 }
 
 // optionCheck is a rule of the options: when ok is false, the field (its
 // JSON key, "" for a rule of several) holds value, and msg says why. A
-// value of type bound is that of a rule that bounds the field by another.
+// value of type bound is that of a rule that bounds the field by another;
+// rng, when not nil, is the range a rule of the field alone holds it to.
 type optionCheck struct {
 	ok    bool
 	field string
 	value any
 	msg   string
+	rng   *model.Range
+}
+
+// inRange is the rule that the field, of value v, lies in r (ok says
+// whether it does): its error says r and carries it.
+func inRange(ok bool, field string, v any, r model.Range) optionCheck {
+	return optionCheck{ok: ok, field: field, value: v, msg: r.Refusal(), rng: &r}
 }
 
 // bound is the value of a field that another field bounds: the field's
@@ -293,7 +303,7 @@ func firstFailed(checks []optionCheck) error {
 		case c.field == "":
 			return fmt.Errorf("%w: %s", ErrBadOptions, c.msg)
 		default:
-			fe := &model.FieldError{Kind: ErrBadOptions, Field: c.field, Value: fmt.Sprint(c.value), Msg: c.msg}
+			fe := &model.FieldError{Kind: ErrBadOptions, Field: c.field, Value: fmt.Sprint(c.value), Msg: c.msg, Range: c.rng}
 			if b, ok := c.value.(bound); ok {
 				fe.Value, fe.Other, fe.OtherValue, fe.Most = fmt.Sprint(b.value), b.other, fmt.Sprint(b.otherValue), fmt.Sprint(b.most)
 			}

@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spvfilter/spvfilter/privacy/model"
 )
@@ -94,7 +93,7 @@ func ParseRegime(s string) (Regime, error) {
 	for i, r := range regimes {
 		names[i] = string(r.Regime)
 	}
-	return "", &model.FieldError{Kind: ErrBadOptions, Field: "regime", Value: fmt.Sprintf("%q", s), Msg: "want one of " + strings.Join(names, ", ")}
+	return "", model.OutOfRange(ErrBadOptions, "regime", fmt.Sprintf("%q", s), model.OneOf(names...))
 }
 
 // regimeSpec holds what a regime changes in a simulation beyond its
