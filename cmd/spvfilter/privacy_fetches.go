@@ -36,8 +36,8 @@ which the client fetched, is the wallet's unless chance explains it.
 The capture (written by "privacy capture") holds, per session, the blocks
 requested (getdata) and the filter ranges (getcfilters, getcfheaders); the
 index (written by "privacy universe --index") holds, for every script, the
-heights of the blocks it appears in and the transactions there, and the
-chain's block hashes, which turn the requested hashes into heights (an
+heights of the blocks it appears in and the transactions there (from
+version 4, whether each pays or spends it), and the chain's block hashes, which turn the requested hashes into heights (an
 index of which no session scanned a block, of another chain or range,
 is refused). For each session:
 

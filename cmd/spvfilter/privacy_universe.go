@@ -63,7 +63,10 @@ for every output script of the range, named as its universe line names it
 (its address, or the hex of the public key or script), the heights of the
 blocks it appears in, as an output and as the script an input spends (what
 a block's BIP 158 filter holds; a taproot key-path or P2PK spend does not
-show the script it spends and is not counted), with the range's block
+show the script it spends and is not counted), and in each transaction
+whether the script is paid there or spent (index version 4: an index of
+an earlier version, made --from a later block, cannot tell a spend of a
+coin paid before that block from its creation), with the range's block
 hashes. The appearances are sorted in runs of --index-memory bytes spilled
 beside FILE and merged, so memory stays bounded on any chain.`,
 		Example: `  spvfilter privacy universe --peer 127.0.0.1:18444 --network regtest --out universe.txt
