@@ -34,6 +34,7 @@ func TestAttack9HangUpsLeakNothing(t *testing.T) {
 	var first int
 	for round := range rounds {
 		waitServing(ctx, t, c, to, liars[0], liars[1], honest.Addr)
+		rankedAlike(ctx, t, c) // a liar ranked slow is asked nothing
 		runtime.GC()
 		g := runtime.NumGoroutine()
 		if round == 0 {

@@ -62,6 +62,7 @@ func TestAttack9HangUpsInTurn(t *testing.T) {
 		log := &linesLog{t: t, start: time.Now()}
 		c := connectWith(t, Config{Peers: append(relayAddrs(liars), honest.Addr), Params: fx.node.Params, Timeout: 10 * time.Second, Log: log})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		rankedAlike(ctx, t, c) // a liar ranked slow is asked nothing
 		blocks, err := c.fetchBlocks(ctx, newScanLog(), heights, nil)
 		cancel()
 		asked, made := make([]int, liarsN), make([]int32, liarsN)

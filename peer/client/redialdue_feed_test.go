@@ -24,17 +24,32 @@ const (
 // relaySlowFor is how late a modeRelay in relaySlow passes a message on.
 const relaySlowFor = 2 * time.Second
 
+// relayAfterFor bounds how long a modeRelay waits for another's turn
+// (modeRelay.after) before its own: less than the clients' timeout in
+// the tests using it, so that a turn that never comes shows as the path
+// not reached, not as a request that timed out.
+const relayAfterFor = 5 * time.Second
+
 // modeRelay passes a node's messages on; those of cmd as mode says.
 type modeRelay struct {
 	cmd    atomic.Value // string
 	mode   atomic.Int32
 	served atomic.Int32 // messages of cmd passed on in relayHangUp
+	// turned is closed once the relay's relaySlow or relayDamage took
+	// its turn: a message held back (from then on its request is in
+	// flight), or one damaged and passed on.
+	turned chan struct{}
+	// after, if set before the mode, orders the turns of two relays: a
+	// relayDamage one passes its damaged message only once after is
+	// closed (another's turn, at most relayAfterFor), and a relaySlow
+	// one, its message held, counts relaySlowFor only from then on.
+	after chan struct{}
 }
 
 // startModeRelay starts a modeRelay to target, plain until told.
 func startModeRelay(t *testing.T, target, cmd string) (string, *modeRelay) {
 	t.Helper()
-	r := &modeRelay{}
+	r := &modeRelay{turned: make(chan struct{})}
 	r.cmd.Store(cmd)
 	return relayFrames(t, target, r.pass), r
 }
@@ -51,14 +66,31 @@ func (r *modeRelay) pass(cmd string, body []byte) bool {
 		return true
 	case relaySlow:
 		if r.mode.CompareAndSwap(relaySlow, relayPlain) {
+			close(r.turned)
+			r.awaitAfter()
 			time.Sleep(relaySlowFor)
 		}
 	case relayDamage:
 		if len(body) > 0 && r.mode.CompareAndSwap(relayDamage, relayPlain) {
+			r.awaitAfter()
 			body[len(body)-1] ^= 0x10
+			close(r.turned)
 		}
 	}
 	return false
+}
+
+// awaitAfter waits for r.after, if set, at most relayAfterFor.
+func (r *modeRelay) awaitAfter() {
+	if r.after == nil {
+		return
+	}
+	t := time.NewTimer(relayAfterFor)
+	defer t.Stop()
+	select {
+	case <-r.after:
+	case <-t.C:
+	}
 }
 
 // seenLog writes the client's log to the test's (see testLog) and
@@ -112,7 +144,7 @@ func pushBackoff(ctx context.Context, t *testing.T, c *Client, liar string, r *m
 
 // TestDamagedBlockWaitsNoOtherBackoff: blocks fetched over an honest
 // peer, one whose link damages its first block answer, and a slow one
-// (its first block 2 s late) whose earlier hang-ups put its next dial
+// (its first block held back) whose earlier hang-ups put its next dial
 // 8 s off before the user dialled it again. The damage cancels the slow
 // peer's request in flight, dropping its connection, and the blocks not
 // in are asked again (fetchAgain), the plan's other peers readied first:
@@ -124,6 +156,13 @@ func pushBackoff(ctx context.Context, t *testing.T, c *Client, liar string, r *m
 // clears a next dial once a connection is made: the slow peer is
 // dialled again at once, and every block comes within a first failure's
 // backoff, the honest peer charged nothing.
+//
+// The relays order their turns (modeRelay.after): the damaged block
+// passes only once the slow peer's first block is held back, and that is
+// held relaySlowFor after the damage, so the damage lands while the slow
+// peer's request is in flight however the requests of the plan are
+// sent. And the peers are ranked alike before the fetch (rankedAlike):
+// a relay ranked slow is left out of the plan.
 func TestDamagedBlockWaitsNoOtherBackoff(t *testing.T) {
 	needFixture(t)
 	for _, tt := range []struct {
@@ -138,13 +177,15 @@ func TestDamagedBlockWaitsNoOtherBackoff(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			liar, lr := startModeRelay(t, fx.node.P2PAddr, "block")
 			damager, dr := startModeRelay(t, fx.node.P2PAddr, "block")
-			var readied atomic.Int32 // the plan's other peers readied after the damage
-			log := seenLog{testLog{t, time.Now()}, "after another peer's damaged block", &readied}
+			var readied atomic.Int32 // the slow peer readied after the damage
+			log := seenLog{testLog{t, time.Now()}, liar + ": dialled again after another peer's damaged block", &readied}
 			c := connectWith(t, Config{Peers: []string{fx.node.P2PAddr, damager, liar}, Params: fx.node.Params, Timeout: 10 * time.Second, Log: log})
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			next := int32(1)
 			pushBackoff(ctx, t, c, liar, lr, 5, &next)
+			rankedAlike(ctx, t, c)
+			lr.after, dr.after = dr.turned, lr.turned
 			lr.mode.Store(relaySlow)
 			dr.mode.Store(relayDamage)
 			start := time.Now()
@@ -156,8 +197,11 @@ func TestDamagedBlockWaitsNoOtherBackoff(t *testing.T) {
 			took := time.Since(start)
 			t.Logf("the fetch of blocks 1..%d took %v", tt.to, took.Round(time.Millisecond))
 			unharmedAt(t, c, fx.node.P2PAddr)
-			if dr.mode.Load() != relayPlain || readied.Load() == 0 {
-				t.Fatal("no block answer was damaged, or the slow peer was not readied after it: the path was not reached")
+			if dr.mode.Load() != relayPlain || lr.mode.Load() != relayPlain {
+				t.Fatal("no block answer was damaged, or the slow peer was asked for none: the path was not reached")
+			}
+			if readied.Load() == 0 {
+				t.Error("the slow peer, its request in flight at the damage, was not dialled again after it")
 			}
 			if err != nil {
 				t.Fatalf("the fetch: %v", err)
@@ -169,6 +213,28 @@ func TestDamagedBlockWaitsNoOtherBackoff(t *testing.T) {
 				t.Errorf("the fetch took %v: it waited for the backoff of the slow peer", took)
 			}
 		})
+	}
+}
+
+// maxRankings bounds the headers requests rankedAlike asks of each peer.
+const maxRankings = 20
+
+// rankedAlike has c ask its peers for headers until none is ranked
+// down as slow (pool.Pool.Slow: one answer late under load, against
+// another's quick, leaves a peer out of a fetch's plan), at most
+// maxRankings times, and fails the test if one still is.
+func rankedAlike(ctx context.Context, t *testing.T, c *Client) {
+	t.Helper()
+	for range maxRankings {
+		if len(c.pool.Slow(c.pool.Members())) == 0 {
+			return
+		}
+		if _, err := c.SyncHeaders(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if slow := c.pool.Slow(c.pool.Members()); len(slow) > 0 {
+		t.Fatalf("%d peers still ranked slow after %d headers requests: the path cannot be set up", len(slow), maxRankings)
 	}
 }
 

@@ -154,7 +154,7 @@ func abandonOn(t *testing.T, p *peer.Peer, ch *chain.Chain) {
 // serves (answerThenHangUp, served counting them), answer a block of the
 // chain from *next on (each asked once: the last few are kept, see
 // GetBlock) and hang up, its end left for the next request to
-// find (no Run here). It is dialled at once first if a request left it
+// find (no Run here): it returns once the connection is gone. It is dialled at once first if a request left it
 // out (Pool.Add, the user's word, dials whatever its backoff): its
 // failures in a row, and so its backoff, keep growing.
 func hangUpOnce(ctx context.Context, t *testing.T, c *Client, liar string, served *atomic.Int32, next *int32) {
@@ -175,7 +175,17 @@ func hangUpOnce(ctx context.Context, t *testing.T, c *Client, liar string, serve
 		}
 		*next++
 	}
-	time.Sleep(2 * hangUpAfter)
+	// The hang-up, hangUpAfter after the answer, waited for: once the
+	// connection is gone, the next request finds the end. A pause of
+	// twice that, under load, ended before the client read it, and the
+	// next request went over the dead connection, dropping the peer.
+	if p := c.pool.Conn(clientMember(t, c, liar)); p != nil {
+		select {
+		case <-p.Done():
+		case <-ctx.Done():
+			t.Fatalf("the peer that hangs up did not: %v", ctx.Err())
+		}
+	}
 }
 
 // unharmedAt logs c's members, and fails the test if the honest one, at
