@@ -108,8 +108,9 @@ import (
 // session fetches names the wallet's chain and its birth: on the
 // TestCoversAcrossSessions fixture (a range of 300 blocks, 150 of other
 // users' below it), the wallet's in 57 to 60 of 60 clients without the
-// margin, 15 to 27 with it, a cover's in 15 to 26
-// (TestCoversRequestShape, seven runs with, five without). The cost there:
+// margin, 15 to 38 with it, a cover's in 15 to 26
+// (TestCoversRequestShape, seven runs with, five without, and 18 later
+// runs with). The cost there:
 // the margin's filters, once a data directory (362 to 374 filters
 // against 300, a quarter more; 1,294 to 1,334 filter headers against
 // 1,214 to 1,224), about as many blocks (140 to 144 a client over every
